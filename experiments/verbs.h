@@ -1,0 +1,27 @@
+// The `loom` program's verbs. Each verb lives in experiments/verbs/<verb>.cc
+// and is listed once in experiments/main.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace loom::cli {
+
+using Args = std::vector<std::string>;
+
+// Exit codes shared by all verbs.
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;  // the job ran but the result is bad (e.g. wrong result)
+constexpr int kExitUsage = 2;    // bad input: malformed file, unknown workload, invalid step
+
+struct Verb {
+  const char* name;
+  const char* usage;
+  const char* summary;
+  int (*run)(const Args& args);
+};
+
+int workloads_verb(const Args& args);
+int run_verb(const Args& args);
+
+}  // namespace loom::cli

@@ -1,0 +1,416 @@
+#include "ir/lower.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "ir/bound.h"
+#include "ir/error.h"
+#include "ir/iter_graph.h"
+#include "ir/simplify.h"
+
+namespace loom {
+
+namespace {
+
+ForKind for_kind_of(IterAnnotation a) {
+  switch (a) {
+    case IterAnnotation::kNone: return ForKind::kSerial;
+    case IterAnnotation::kParallel: return ForKind::kParallel;
+    case IterAnnotation::kVectorize: return ForKind::kVectorized;
+    case IterAnnotation::kUnroll: return ForKind::kUnrolled;
+    case IterAnnotation::kVThread: return ForKind::kVThread;
+    case IterAnnotation::kBlockX: return ForKind::kBlockX;
+    case IterAnnotation::kBlockY: return ForKind::kBlockY;
+    case IterAnnotation::kBlockZ: return ForKind::kBlockZ;
+    case IterAnnotation::kThreadX: return ForKind::kThreadX;
+    case IterAnnotation::kThreadY: return ForKind::kThreadY;
+    case IterAnnotation::kThreadZ: return ForKind::kThreadZ;
+  }
+  return ForKind::kSerial;
+}
+
+Expr reduce_init(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::kSum: return float_imm(0.0);
+    case ReduceKind::kMax: return float_imm(-std::numeric_limits<float>::infinity());
+    case ReduceKind::kMin: return float_imm(std::numeric_limits<float>::infinity());
+  }
+  return float_imm(0.0);
+}
+
+Expr combine(ReduceKind k, Expr acc, Expr v) {
+  switch (k) {
+    case ReduceKind::kSum: return acc + v;
+    case ReduceKind::kMax: return max(acc, v);
+    case ReduceKind::kMin: return min(acc, v);
+  }
+  return acc + v;
+}
+
+// Everything lowering knows about one non-inlined stage.
+struct StageInfo {
+  bool lowered = false;        // has a loop nest (not placeholder, not inlined)
+  Expr body;                   // op body with inlined producers substituted
+  std::vector<int64_t> root_extents;
+  std::vector<int64_t> extents;  // by iterator id
+  std::vector<Var> leaf_vars;    // by leaf position
+  std::vector<Expr> rel_axis;    // op axes+reduce axes, relative to the region start
+  std::vector<Expr> base;        // region start per spatial axis (0 for root stages)
+  std::vector<int64_t> shape;    // buffer shape (region or full)
+  bool local = false;            // attached: buffer of the region shape
+  std::set<int64_t> scope_vars;  // var ids fixed at this stage's attach point
+};
+
+class Lowerer {
+ public:
+  explicit Lowerer(const State& s) : s_(s), info_(s.stages().size()) {}
+
+  LoweredFunc run(const LowerOptions& opt) {
+    const auto& stages = s_.stages();
+    validate_attachments();
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const Stage& st = stages[i];
+      if (st.op->is_placeholder || st.compute_at == ComputeAtKind::kInlined) continue;
+      info_[i].lowered = true;
+      info_[i].body = expanded_body(static_cast<int>(i));
+    }
+    // Consumers come after producers in stage order: infer regions backwards.
+    for (size_t i = stages.size(); i-- > 0;)
+      if (info_[i].lowered) prepare_stage(static_cast<int>(i));
+
+    LoweredFunc f;
+    f.name = opt.func_name;
+    const ComputeDAG& dag = s_.dag();
+    for (const auto& n : dag.input_names()) f.args.push_back({n, dag.op(n)->shape, BufferScope::kGlobal});
+    for (const auto& n : dag.output_names()) f.args.push_back({n, dag.op(n)->shape, BufferScope::kGlobal});
+
+    std::vector<Stmt> top;
+    std::vector<std::string> root_temps;
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const Stage& st = stages[i];
+      if (!info_[i].lowered) continue;
+      if (info_[i].local || !dag.is_output(st.name())) {
+        BufferScope scope = info_[i].local && st.scope == BufferScope::kGlobal ? BufferScope::kLocal : st.scope;
+        temps_.push_back({st.name(), info_[i].shape, scope});
+        if (!info_[i].local) root_temps.push_back(st.name());
+      }
+      if (st.compute_at == ComputeAtKind::kRoot) top.push_back(build_stage(static_cast<int>(i)));
+    }
+    Stmt body = make_seq(top);
+    for (auto it = root_temps.rbegin(); it != root_temps.rend(); ++it) body = make_allocate(*it, body);
+    f.temps = temps_;
+    f.body = body;
+    return f;
+  }
+
+ private:
+  void validate_attachments() {
+    const auto& stages = s_.stages();
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const Stage& st = stages[i];
+      if (st.compute_at != ComputeAtKind::kIter) continue;
+      if (st.attach_stage < 0 || st.attach_stage >= static_cast<int>(stages.size()))
+        throw LoomError(st.name() + " is computed at a stage that does not exist");
+      const Stage& t = stages[st.attach_stage];
+      if (t.compute_at == ComputeAtKind::kInlined || t.op->is_placeholder)
+        throw LoomError(st.name() + " is computed at " + t.name() + ", which has no loops");
+      if (t.leaf_position(st.attach_iter) < 0)
+        throw LoomError(st.name() + " is computed at an iterator that is no longer a loop of " + t.name());
+      attached_[{st.attach_stage, st.attach_iter}].push_back(static_cast<int>(i));
+    }
+  }
+
+  // Op body with inlined stages substituted for their loads.
+  Expr expanded_body(int stage) { return expand_inlined(s_.stages()[stage].op->body); }
+
+  Expr expand_inlined(const Expr& e) {
+    return mutate(e, [&](const Expr& x) -> Expr {
+      if (x->kind != ExprKind::kLoad) return Expr();
+      int p = s_.stage_index(x->name);
+      if (p < 0) throw LoomError("a stage reads unknown tensor " + x->name);
+      const Stage& ps = s_.stages()[p];
+      if (ps.compute_at != ComputeAtKind::kInlined) return Expr();
+      std::vector<std::pair<Var, Expr>> map;
+      for (size_t d = 0; d < ps.op->axes.size(); ++d)
+        map.emplace_back(ps.op->axes[d], expand_inlined(x->args[d]));
+      return substitute(expand_inlined(ps.op->body), map);
+    });
+  }
+
+  // Leaf vars, extents, regions, axis values of one stage.
+  void prepare_stage(int i) {
+    const Stage& st = s_.stages()[i];
+    StageInfo& inf = info_[i];
+    size_t n_axes = st.op->axes.size();
+    inf.root_extents.clear();
+    for (size_t r = 0; r < st.num_root_iters(); ++r) inf.root_extents.push_back(st.iters[r].extent);
+    inf.base.assign(n_axes, int_imm(0));
+    inf.shape = st.op->shape;
+    if (st.compute_at == ComputeAtKind::kIter) {
+      inf.local = true;
+      inf.scope_vars = scope_at(st.attach_stage, st.attach_iter);
+      infer_stage_region(i);
+      for (size_t d = 0; d < n_axes; ++d) inf.root_extents[d] = inf.shape[d];
+    }
+    inf.extents = infer_iter_extents(st, inf.root_extents);
+    std::vector<Expr> leaf_vals(st.iters.size());
+    inf.leaf_vars.clear();
+    for (int id : st.leaves) {
+      Var v = make_var(st.iters[id].name, inf.extents[id]);
+      inf.leaf_vars.push_back(v);
+      leaf_vals[id] = v;
+    }
+    std::vector<Expr> vals = derive_iter_values(st, leaf_vals, inf.extents);
+    inf.rel_axis.assign(vals.begin(), vals.begin() + st.num_root_iters());
+  }
+
+  // Var ids fixed inside loop `iter_id` of stage `target` (and everything
+  // that loop is nested in).
+  std::set<int64_t> scope_at(int target, int iter_id) {
+    const Stage& t = s_.stages()[target];
+    StageInfo& ti = info_[target];
+    std::set<int64_t> out = ti.scope_vars;
+    int pos = t.leaf_position(iter_id);
+    for (int k = 0; k <= pos; ++k) out.insert(ti.leaf_vars[k]->var_id);
+    return out;
+  }
+
+  // Absolute value of each op axis of a prepared stage.
+  std::vector<Expr> absolute_axes(int i) {
+    const StageInfo& inf = info_[i];
+    std::vector<Expr> out = inf.rel_axis;
+    for (size_t d = 0; d < inf.base.size(); ++d) out[d] = simplify(inf.base[d] + out[d]);
+    return out;
+  }
+
+  // Position of the loop of `target` under which `stage` ultimately sits, or
+  // -1 if it is not nested inside target.
+  int nesting_position(int stage, int target) {
+    int s = stage;
+    while (s_.stages()[s].compute_at == ComputeAtKind::kIter) {
+      const Stage& st = s_.stages()[s];
+      if (st.attach_stage == target) return s_.stages()[target].leaf_position(st.attach_iter);
+      s = st.attach_stage;
+    }
+    return -1;
+  }
+
+  void infer_stage_region(int i) {
+    const Stage& st = s_.stages()[i];
+    StageInfo& inf = info_[i];
+    int target_pos = s_.stages()[st.attach_stage].leaf_position(st.attach_iter);
+    std::vector<std::optional<Region1D>> region(st.op->shape.size());
+    std::vector<bool> full(st.op->shape.size(), false);
+    bool any = false;
+    for (int c : effective_consumers(s_, i)) {
+      if (c != st.attach_stage) {
+        int pos = nesting_position(c, st.attach_stage);
+        if (pos < target_pos)
+          throw LoomError("consumer " + s_.stages()[c].name() + " of " + st.name() +
+                          " is computed outside the loop " + st.name() + " is computed at");
+      }
+      std::vector<std::pair<Var, Expr>> map;
+      const Stage& cs = s_.stages()[c];
+      std::vector<Expr> axes = absolute_axes(c);
+      for (size_t d = 0; d < cs.op->axes.size(); ++d) map.emplace_back(cs.op->axes[d], axes[d]);
+      for (size_t r = 0; r < cs.op->reduce_axes.size(); ++r)
+        map.emplace_back(cs.op->reduce_axes[r], axes[cs.op->axes.size() + r]);
+      for (const auto& acc : collect_accesses(info_[c].body)) {
+        if (acc.tensor != st.name()) continue;
+        any = true;
+        for (size_t d = 0; d < acc.indices.size(); ++d) {
+          if (full[d]) continue;
+          Expr idx = substitute(acc.indices[d], map);
+          auto r = infer_region(idx, [&](const Expr& v) { return inf.scope_vars.count(v->var_id) > 0; });
+          if (r && region[d]) r = union_region(*region[d], *r);
+          if (!r) full[d] = true;
+          else region[d] = r;
+        }
+      }
+    }
+    if (!any) throw LoomError(st.name() + " is computed at " + s_.stages()[st.attach_stage].name() +
+                              " but nothing there reads it");
+    for (size_t d = 0; d < region.size(); ++d) {
+      if (full[d] || !region[d] || region[d]->extent >= st.op->shape[d]) {
+        inf.base[d] = int_imm(0);
+        inf.shape[d] = st.op->shape[d];
+      } else {
+        inf.base[d] = region[d]->base;
+        inf.shape[d] = region[d]->extent;
+      }
+    }
+  }
+
+  // Flat index into a stage's (or input's) buffer for absolute indices.
+  Expr buffer_index(const std::string& tensor, const std::vector<Expr>& indices) {
+    int p = s_.stage_index(tensor);
+    if (p < 0) throw LoomError("unknown tensor " + tensor);
+    const StageInfo& inf = info_[p];
+    const std::vector<int64_t>& shape = inf.lowered ? inf.shape : s_.stages()[p].op->shape;
+    Expr flat = int_imm(0);
+    for (size_t d = 0; d < indices.size(); ++d) {
+      Expr idx = indices[d];
+      if (inf.lowered && inf.local) idx = idx - inf.base[d];
+      flat = flat * int_imm(shape[d]) + idx;
+    }
+    return simplify(flat);
+  }
+
+  // Rewrites multi-dimensional loads into flat buffer loads.
+  Expr flatten_loads(const Expr& e) {
+    return mutate(e, [&](const Expr& x) -> Expr {
+      if (x->kind != ExprKind::kLoad) return Expr();
+      std::vector<Expr> idx;
+      for (const auto& a : x->args) idx.push_back(flatten_loads(a));
+      return load(x->name, {buffer_index(x->name, idx)});
+    });
+  }
+
+  struct Guard {
+    Expr cond;
+    int level;  // leaf position of the innermost loop it depends on
+  };
+
+  int level_of(const Expr& e, const StageInfo& inf) {
+    int level = -1;
+    visit(e, [&](const Expr& x) {
+      if (x->kind != ExprKind::kVar) return;
+      for (size_t k = 0; k < inf.leaf_vars.size(); ++k)
+        if (inf.leaf_vars[k]->var_id == x->var_id) level = std::max(level, static_cast<int>(k));
+    });
+    return level;
+  }
+
+  Stmt build_stage(int i) {
+    const Stage& st = s_.stages()[i];
+    StageInfo& inf = info_[i];
+    size_t n_axes = st.op->axes.size();
+    std::vector<Expr> axes = absolute_axes(i);
+
+    // Guards: relative root values inside the (re-inferred) root extents, and
+    // absolute spatial values inside the tensor.
+    std::vector<Guard> guards;
+    std::vector<bool> guard_is_spatial;
+    for (size_t r = 0; r < inf.rel_axis.size(); ++r) {
+      Expr c = simplify(inf.rel_axis[r] < int_imm(inf.root_extents[r]));
+      if (r < n_axes && inf.local)
+        c = simplify(c && (axes[r] >= int_imm(0)) && (axes[r] < int_imm(st.op->shape[r])));
+      if (is_const_int(c) && c->int_value) continue;
+      guards.push_back({c, level_of(c, inf)});
+      guard_is_spatial.push_back(r < n_axes);
+    }
+
+    std::vector<std::pair<Var, Expr>> axis_map;
+    for (size_t d = 0; d < n_axes; ++d) axis_map.emplace_back(st.op->axes[d], axes[d]);
+    for (size_t r = 0; r < st.op->reduce_axes.size(); ++r)
+      axis_map.emplace_back(st.op->reduce_axes[r], axes[n_axes + r]);
+    std::vector<Expr> out_idx(axes.begin(), axes.begin() + n_axes);
+    Expr store_index = buffer_index(st.name(), out_idx);
+
+    Stmt innermost;
+    Stmt init_body;
+    int first_reduce = -1;
+    bool is_reduce = inf.body->kind == ExprKind::kReduce;
+    if (is_reduce) {
+      ReduceKind rk = inf.body->reduce_kind;
+      Expr src = flatten_loads(simplify(substitute(inf.body->args[0], axis_map)));
+      innermost = make_store(st.name(), store_index, combine(rk, load(st.name(), {store_index}), src));
+      init_body = make_store(st.name(), store_index, reduce_init(rk));
+      for (size_t k = 0; k < st.leaves.size(); ++k)
+        if (st.iters[st.leaves[k]].kind == IterKind::kReduce) {
+          first_reduce = static_cast<int>(k);
+          break;
+        }
+    } else {
+      Expr v = flatten_loads(simplify(substitute(inf.body, axis_map)));
+      innermost = make_store(st.name(), store_index, v);
+    }
+
+    // Init nest: spatial loops at or after the first reduce loop, fresh vars.
+    Stmt init_nest;
+    if (is_reduce) {
+      int from = first_reduce < 0 ? static_cast<int>(st.leaves.size()) : first_reduce;
+      std::vector<std::pair<Var, Expr>> fresh;
+      std::vector<int> loops;
+      for (size_t k = from; k < st.leaves.size(); ++k)
+        if (st.iters[st.leaves[k]].kind == IterKind::kSpatial) {
+          loops.push_back(static_cast<int>(k));
+          fresh.emplace_back(inf.leaf_vars[k], make_var(inf.leaf_vars[k]->name, inf.leaf_vars[k]->extent));
+        }
+      Stmt body = make_store(st.name(), simplify(substitute(init_body->index, fresh)), init_body->value);
+      // Guards depending on init loops wrap the store; others are already
+      // enforced by the enclosing loops' guards (placed by level below).
+      Expr c = bool_imm(true);
+      for (size_t gi = 0; gi < guards.size(); ++gi)
+        if (guard_is_spatial[gi] && guards[gi].level >= from) c = c && substitute(guards[gi].cond, fresh);
+      c = simplify(c);
+      if (!(is_const_int(c) && c->int_value)) body = make_if(c, body);
+      for (size_t k = loops.size(); k-- > 0;) {
+        int pos = loops[k];
+        const Iterator& it = st.iters[st.leaves[pos]];
+        ForKind fk = for_kind_of(it.annotation);
+        if (fk == ForKind::kParallel) fk = ForKind::kSerial;  // nested inside the reduction's loops
+        body = make_for(fresh[k].second, inf.extents[st.leaves[pos]], fk, body);
+      }
+      init_nest = body;
+      if (first_reduce < 0) {  // no reduce loop: init right before the update
+        innermost = make_seq({init_nest, innermost});
+        init_nest = nullptr;
+      }
+    }
+
+    // Build loops inside out.
+    Stmt body = innermost;
+    for (int k = static_cast<int>(st.leaves.size()) - 1; k >= 0; --k) {
+      if (init_nest && k + 1 == first_reduce) body = make_seq({init_nest, body});
+      // Guards whose innermost variable is this loop (they cover the init
+      // nest too when it sits inside this loop).
+      Expr c = bool_imm(true);
+      for (size_t gi = 0; gi < guards.size(); ++gi)
+        if (guards[gi].level == k) c = c && guards[gi].cond;
+      c = simplify(c);
+      if (!(is_const_int(c) && c->int_value)) body = make_if(c, body);
+      int id = st.leaves[k];
+      body = wrap_attached(i, id, body);
+      const Iterator& it = st.iters[id];
+      int64_t unroll = st.pragma_iter == id ? st.auto_unroll_max_step : 0;
+      body = make_for(inf.leaf_vars[k], inf.extents[id], for_kind_of(it.annotation), body, unroll);
+    }
+    if (init_nest && first_reduce == 0) body = make_seq({init_nest, body});
+    // Guards with no loop variable (constant after simplification) were
+    // dropped above when true; a false one means an empty region.
+    for (const auto& g : guards)
+      if (g.level < 0) body = make_if(g.cond, body);
+    return body;
+  }
+
+  // Stages computed at loop `iter_id` of stage i go first in its body, each
+  // inside the allocation of its buffer.
+  Stmt wrap_attached(int i, int iter_id, Stmt body) {
+    auto it = attached_.find({i, iter_id});
+    if (it == attached_.end()) return body;
+    std::vector<Stmt> seq;
+    for (int p : it->second) seq.push_back(build_stage(p));
+    seq.push_back(body);
+    Stmt out = make_seq(seq);
+    for (auto p = it->second.rbegin(); p != it->second.rend(); ++p)
+      out = make_allocate(s_.stages()[*p].name(), out);
+    return out;
+  }
+
+  const State& s_;
+  std::vector<StageInfo> info_;
+  std::map<std::pair<int, int>, std::vector<int>> attached_;
+  std::vector<Buffer> temps_;
+};
+
+}  // namespace
+
+LoweredFunc lower(const State& state, const LowerOptions& options) {
+  Lowerer l(state);
+  return l.run(options);
+}
+
+}  // namespace loom

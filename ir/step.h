@@ -1,0 +1,57 @@
+// Schedule steps: each is one JSON array led by a short tag (DESIGN.md §3),
+// read back through a tag -> factory registry. A step applies to a private
+// copy of the state node and throws LoomError when invalid for that state.
+//
+// Random choices made by sketch annotation (split lengths, unroll depth,
+// compute location) live on the step as its decision, so a mutation edits the
+// decision and replays instead of appending steps.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/state.h"
+
+namespace loom {
+
+class Step {
+ public:
+  virtual ~Step() = default;
+  virtual const char* tag() const = 0;
+  virtual void apply(StateNode& node) const = 0;
+  virtual nlohmann::json to_json() const = 0;
+  // The stage this step acts on (at the time it is applied).
+  virtual int stage_id() const = 0;
+};
+
+using StepFactory = std::function<StepPtr(const nlohmann::json&)>;
+
+// Parses one step array. Throws LoomError naming the problem.
+StepPtr step_from_json(const nlohmann::json& j);
+std::vector<StepPtr> steps_from_json(const nlohmann::json& j);
+// Tags known to the registry, in registration order.
+std::vector<std::string> registered_step_tags();
+
+// Used by the per-kind step files (ir/steps/*.cc), collected in one place in
+// ir/step_registry.cc.
+void register_step_kind(std::map<std::string, StepFactory>& registry, const std::string& tag,
+                        StepFactory factory);
+
+// Helpers shared by the step kinds.
+namespace step_util {
+Stage& stage_at(StateNode& n, int stage);             // throws on bad index
+int leaf_at(const Stage& s, int leaf_pos);            // iterator id; throws on bad index
+int64_t json_int(const nlohmann::json& j, size_t i, const char* what);
+std::string json_str(const nlohmann::json& j, size_t i, const char* what);
+std::vector<int64_t> json_int_list(const nlohmann::json& j, size_t i, const char* what);
+void expect_size(const nlohmann::json& j, size_t n, const char* tag);
+// Shifts attach targets >= `from` by `delta` (after inserting a stage).
+void shift_stage_indices(StateNode& n, int from, int delta);
+// Builds a fresh stage (initial iterators) for an op.
+Stage make_stage(const Op& op, BufferScope scope = BufferScope::kGlobal);
+}  // namespace step_util
+
+}  // namespace loom

@@ -1,0 +1,169 @@
+#include "ir/stmt.h"
+
+#include <sstream>
+
+namespace loom {
+
+const char* for_kind_name(ForKind k) {
+  switch (k) {
+    case ForKind::kSerial: return "serial";
+    case ForKind::kParallel: return "parallel";
+    case ForKind::kVectorized: return "vectorize";
+    case ForKind::kUnrolled: return "unroll";
+    case ForKind::kVThread: return "vthread";
+    case ForKind::kBlockX: return "blockIdx.x";
+    case ForKind::kBlockY: return "blockIdx.y";
+    case ForKind::kBlockZ: return "blockIdx.z";
+    case ForKind::kThreadX: return "threadIdx.x";
+    case ForKind::kThreadY: return "threadIdx.y";
+    case ForKind::kThreadZ: return "threadIdx.z";
+  }
+  return "?";
+}
+
+const char* buffer_scope_name(BufferScope s) {
+  switch (s) {
+    case BufferScope::kGlobal: return "global";
+    case BufferScope::kLocal: return "local";
+    case BufferScope::kShared: return "shared";
+  }
+  return "?";
+}
+
+int64_t Buffer::size() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Stmt make_for(Var v, int64_t extent, ForKind kind, Stmt body, int64_t auto_unroll) {
+  auto n = std::make_shared<StmtNode>();
+  n->kind = StmtKind::kFor;
+  n->loop_var = std::move(v);
+  n->extent = extent;
+  n->for_kind = kind;
+  n->auto_unroll_max_step = auto_unroll;
+  n->body = {std::move(body)};
+  return n;
+}
+
+Stmt make_store(const std::string& buffer, Expr index, Expr value) {
+  auto n = std::make_shared<StmtNode>();
+  n->kind = StmtKind::kStore;
+  n->buffer = buffer;
+  n->index = std::move(index);
+  n->value = std::move(value);
+  return n;
+}
+
+Stmt make_if(Expr cond, Stmt then_case, Stmt else_case) {
+  auto n = std::make_shared<StmtNode>();
+  n->kind = StmtKind::kIf;
+  n->cond = std::move(cond);
+  n->body = {std::move(then_case)};
+  if (else_case) n->body.push_back(std::move(else_case));
+  return n;
+}
+
+Stmt make_seq(std::vector<Stmt> stmts) {
+  std::vector<Stmt> flat;
+  for (auto& s : stmts) {
+    if (!s) continue;
+    if (s->kind == StmtKind::kSeq) {
+      for (const auto& c : s->body) flat.push_back(c);
+    } else {
+      flat.push_back(std::move(s));
+    }
+  }
+  if (flat.size() == 1) return flat[0];
+  auto n = std::make_shared<StmtNode>();
+  n->kind = StmtKind::kSeq;
+  n->body = std::move(flat);
+  return n;
+}
+
+Stmt make_allocate(const std::string& buffer, Stmt body) {
+  auto n = std::make_shared<StmtNode>();
+  n->kind = StmtKind::kAllocate;
+  n->buffer = buffer;
+  n->body = {std::move(body)};
+  return n;
+}
+
+const Buffer* LoweredFunc::find_buffer(const std::string& name) const {
+  for (const auto& b : args) if (b.name == name) return &b;
+  for (const auto& b : temps) if (b.name == name) return &b;
+  return nullptr;
+}
+
+namespace {
+void print(std::ostream& os, const Stmt& s, int indent) {
+  std::string pad(indent * 2, ' ');
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::kFor:
+      os << pad;
+      if (s->for_kind != ForKind::kSerial) os << for_kind_name(s->for_kind) << " ";
+      os << "for " << s->loop_var->name << " in 0.." << s->extent;
+      if (s->auto_unroll_max_step > 0) os << "  # auto_unroll_max_step=" << s->auto_unroll_max_step;
+      os << "\n";
+      print(os, s->body[0], indent + 1);
+      return;
+    case StmtKind::kStore:
+      os << pad << s->buffer << "[" << to_string(s->index) << "] = " << to_string(s->value) << "\n";
+      return;
+    case StmtKind::kIf:
+      os << pad << "if " << to_string(s->cond) << "\n";
+      print(os, s->body[0], indent + 1);
+      if (s->body.size() > 1) {
+        os << pad << "else\n";
+        print(os, s->body[1], indent + 1);
+      }
+      return;
+    case StmtKind::kSeq:
+      for (const auto& c : s->body) print(os, c, indent);
+      return;
+    case StmtKind::kAllocate:
+      os << pad << "allocate " << s->buffer << "\n";
+      print(os, s->body[0], indent);
+      return;
+  }
+}
+}  // namespace
+
+std::string to_string(const Stmt& s, int indent) {
+  std::ostringstream os;
+  print(os, s, indent);
+  return os.str();
+}
+
+std::string to_string(const LoweredFunc& f) {
+  std::ostringstream os;
+  auto buf = [&](const Buffer& b) {
+    os << b.name << "[";
+    for (size_t i = 0; i < b.shape.size(); ++i) os << (i ? ", " : "") << b.shape[i];
+    os << "]";
+    if (b.scope != BufferScope::kGlobal) os << " (" << buffer_scope_name(b.scope) << ")";
+  };
+  os << "func " << f.name << "(";
+  for (size_t i = 0; i < f.args.size(); ++i) {
+    if (i) os << ", ";
+    buf(f.args[i]);
+  }
+  os << ")\n";
+  for (const auto& t : f.temps) {
+    os << "  temp ";
+    buf(t);
+    os << "\n";
+  }
+  print(os, f.body, 1);
+  return os.str();
+}
+
+void visit_stmt(const Stmt& s, const std::function<void(const Stmt&)>& fn) {
+  if (!s) return;
+  fn(s);
+  for (const auto& c : s->body) visit_stmt(c, fn);
+}
+
+}  // namespace loom

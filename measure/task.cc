@@ -1,0 +1,111 @@
+#include "measure/task.h"
+
+#include <sstream>
+
+#include "ir/error.h"
+#include "ir/workload_registry.h"
+
+namespace loom {
+
+Target Target::parse(const std::string& s) {
+  std::istringstream in(s);
+  Target t;
+  if (!(in >> t.kind)) throw LoomError("target: empty target string");
+  if (t.kind != "cpu" && t.kind != "cuda")
+    throw LoomError("target: unknown kind '" + t.kind + "' (expected cpu or cuda)");
+  std::string opt;
+  while (in >> opt) {
+    auto eq = opt.find('=');
+    std::string key = opt.substr(0, eq), val = eq == std::string::npos ? "" : opt.substr(eq + 1);
+    if (key == "-threads" && t.kind == "cpu") {
+      try {
+        size_t used = 0;
+        t.threads = std::stoi(val, &used);
+        if (used != val.size() || t.threads < 1) throw std::invalid_argument("bad");
+      } catch (const std::exception&) {
+        throw LoomError("target: -threads expects a positive integer, got '" + val + "'");
+      }
+    } else if (key == "-isa" && t.kind == "cpu") {
+      t.isa = val;
+    } else if (key == "-arch" && t.kind == "cuda") {
+      if (val.rfind("sm_", 0) != 0) throw LoomError("target: -arch expects sm_NN, got '" + val + "'");
+      t.arch = val;
+    } else {
+      throw LoomError("target: unknown option '" + opt + "' for " + t.kind);
+    }
+  }
+  if (t.kind == "cuda" && t.arch.empty()) t.arch = "sm_90";
+  return t;
+}
+
+std::string Target::to_string() const {
+  std::string s = kind;
+  if (kind == "cpu") {
+    s += " -threads=" + std::to_string(threads);
+    if (!isa.empty()) s += " -isa=" + isa;
+  } else {
+    s += " -arch=" + arch;
+  }
+  return s;
+}
+
+Task Task::make(const std::string& workload, const nlohmann::json& params, const Target& target) {
+  const WorkloadInfo* info = find_workload(workload);
+  if (!info) throw LoomError("unknown workload '" + workload + "' (known: " + workload_names() + ")");
+  Task t;
+  t.workload = workload;
+  WorkloadParams resolved = resolve_params(*info, params);
+  t.params = nlohmann::json::object();
+  for (const auto& [k, v] : resolved) t.params[k] = v;
+  t.target = target;
+  t.dag = std::make_shared<const ComputeDAG>(info->build(resolved));
+  return t;
+}
+
+nlohmann::json Task::to_json() const {
+  return {{"workload", workload}, {"params", params}, {"dtype", dtype}, {"target", target.to_string()}};
+}
+
+Task Task::from_json(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_object()) throw LoomError(path + ": expected an object");
+  for (const auto& [k, v] : j.items())
+    if (k != "workload" && k != "params" && k != "dtype" && k != "target")
+      throw LoomError(path + "." + k + ": unknown key (expected workload, params, dtype, target)");
+  if (!j.contains("workload") || !j["workload"].is_string())
+    throw LoomError(path + ".workload: expected a workload name");
+  nlohmann::json params = j.value("params", nlohmann::json::object());
+  if (!params.is_object()) throw LoomError(path + ".params: expected an object");
+  std::string dtype = "float32";
+  if (j.contains("dtype")) {
+    if (!j["dtype"].is_string() || j["dtype"] != "float32")
+      throw LoomError(path + ".dtype: only \"float32\" is supported");
+  }
+  Target target;
+  if (j.contains("target")) {
+    if (!j["target"].is_string()) throw LoomError(path + ".target: expected a string like \"cpu -threads=1\"");
+    try {
+      target = Target::parse(j["target"].get<std::string>());
+    } catch (const LoomError& e) {
+      throw LoomError(path + "." + e.what());
+    }
+  }
+  try {
+    Task t = make(j["workload"].get<std::string>(), params, target);
+    t.dtype = dtype;
+    return t;
+  } catch (const LoomError& e) {
+    std::string msg = e.what();
+    if (msg.rfind("params.", 0) == 0) throw LoomError(path + "." + msg);
+    throw LoomError(path + ".workload: " + msg);
+  }
+}
+
+std::string Task::key() const { return to_json().dump(); }
+
+std::string Task::description() const {
+  std::string s = workload;
+  for (const auto& [k, v] : params.items()) s += " " + k + "=" + v.dump();
+  return s;
+}
+
+}  // namespace loom

@@ -1,0 +1,41 @@
+// A tuning task: a workload instance (DAG) on a target. The task's JSON form
+// is the "task" object of a measure record (DESIGN.md §3).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/compute_dag.h"
+
+namespace loom {
+
+// "cpu -threads=1 -isa=avx512" or "cuda -arch=sm_90".
+struct Target {
+  std::string kind = "cpu";  // cpu | cuda
+  int threads = 1;           // cpu
+  std::string isa;           // cpu, informational ("" = host)
+  std::string arch;          // cuda, e.g. sm_90
+  static Target parse(const std::string& s);  // throws LoomError naming the bad part
+  std::string to_string() const;
+};
+
+struct Task {
+  std::string workload;
+  nlohmann::json params;  // fully resolved (defaults filled in)
+  std::string dtype = "float32";
+  Target target;
+  std::shared_ptr<const ComputeDAG> dag;
+
+  // {"workload":..., "params":..., "dtype":..., "target":...}
+  nlohmann::json to_json() const;
+  // Strict: unknown keys and bad values throw LoomError naming `path`.
+  static Task from_json(const nlohmann::json& j, const std::string& path = "task");
+  static Task make(const std::string& workload, const nlohmann::json& params, const Target& target);
+  // Identity of the task in logs: workload + params + dtype + target.
+  std::string key() const;
+  std::string description() const;  // "matmul M=1024 N=1024 K=1024"
+};
+
+}  // namespace loom

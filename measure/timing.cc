@@ -1,0 +1,58 @@
+#include "measure/timing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace loom {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+}  // namespace
+
+void flush_cpu_cache() {
+  // 64 MiB: larger than the L3 of the machines we target.
+  static std::vector<char> buf(64 << 20);
+  static volatile char sink;
+  for (size_t i = 0; i < buf.size(); i += 64) buf[i] = static_cast<char>(buf[i] + 1);
+  sink = buf[buf.size() / 2];
+}
+
+std::vector<double> time_function(const std::function<void()>& fn, const TimingOptions& opts) {
+  if (opts.flush_cache) flush_cpu_cache();
+  auto t0 = Clock::now();
+  fn();  // warm-up (also calibrates the group size)
+  double once = std::max(seconds_since(t0), 1e-9);
+  int per_group = static_cast<int>(std::ceil(opts.min_repeat_ms / 1e3 / once));
+  per_group = std::clamp(per_group, 1, opts.max_runs_per_group);
+  std::vector<double> out;
+  for (int g = 0; g < std::max(opts.repeat, 1); ++g) {
+    double total = 0;
+    if (opts.flush_cache) {
+      for (int r = 0; r < per_group; ++r) {
+        flush_cpu_cache();
+        auto t = Clock::now();
+        fn();
+        total += seconds_since(t);
+      }
+    } else {
+      auto t = Clock::now();
+      for (int r = 0; r < per_group; ++r) fn();
+      total = seconds_since(t);
+    }
+    out.push_back(total / per_group);
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace loom

@@ -1,0 +1,27 @@
+// The timing protocol: a warm-up run, then `repeat` groups of runs, each group
+// long enough to last `min_repeat_ms`; the cost of a group is its mean time
+// per run. Optionally the last-level cache is flushed before every run (then
+// the flush itself is excluded from the time).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+namespace loom {
+
+struct TimingOptions {
+  int repeat = 3;              // number of groups
+  double min_repeat_ms = 100;  // minimum duration of one group
+  bool flush_cache = false;    // evict caches before each run
+  int max_runs_per_group = 1 << 20;
+};
+
+// Seconds per run, one entry per group.
+std::vector<double> time_function(const std::function<void()>& fn, const TimingOptions& opts);
+
+double median(std::vector<double> v);
+
+// Writes over a buffer larger than the last-level cache.
+void flush_cpu_cache();
+
+}  // namespace loom

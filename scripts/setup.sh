@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs Loom's dependencies from Debian packages (only what is missing),
+# then configures and builds everything into build/. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ccache pkg-config
+  nlohmann-json3-dev libgtest-dev libbenchmark-dev
+  llvm-14-dev zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
+  libdnnl-dev libopenblas-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# ccache keeps rebuilds (and CI on the same machine) fast.
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/loom-ccache}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+
+jobs="${LOOM_BUILD_JOBS:-$(nproc)}"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+echo "setup: build complete (build/)"
