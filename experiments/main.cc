@@ -15,6 +15,19 @@ const Verb kVerbs[] = {
     {"workloads", "loom workloads", "list the registered workloads and their parameters", workloads_verb},
     {"run", "loom run FILE.json [--print-ir] [--repeat N] [--min-repeat-ms MS] [--threads N]",
      "lower, compile (LLVM), check and time one schedule", run_verb},
+    {"measure", "loom measure FILE.json [--log PATH] [--repeat N] [--min-repeat-ms MS] [--threads N] [--flush]",
+     "measure several schedules of a task in worker processes (the tuner's path)", measure_verb},
+    {"tune", "loom tune CONFIG.json [--trials N]",
+     "tune every task of an experiment config (log written as it goes; Ctrl-C stops cleanly)", tune_verb},
+    {"baseline", "loom baseline FILE.json [--threads N]",
+     "time the vendor libraries (oneDNN) on the task, checked against the reference", baseline_verb},
+    {"costmodel",
+     "loom costmodel train LOG... --model mlp|xgb|random --out FILE [--settings JSON|@FILE] [--split task|record|none]\n"
+     "             [--test-fraction F] [--seed N] [--threads N] [--k K] [--json]\n"
+     "             loom costmodel eval FILE LOG... [--split task|record|none] [--test-fraction F] [--seed N] [--k K] [--json]\n"
+     "             loom costmodel collect WORKLOAD [--params JSON] --n N --log FILE [--seed S] [--batch B]",
+     "train a cost model on record logs; rank held-out records with a saved model; measure random schedules",
+     costmodel_verb},
 };
 
 int help() {

@@ -23,5 +23,10 @@ struct Verb {
 
 int workloads_verb(const Args& args);
 int run_verb(const Args& args);
+int measure_verb(const Args& args);
+int baseline_verb(const Args& args);
+int tune_verb(const Args& args);
+int costmodel_verb(const Args& args);
+int costmodel_collect(const Args& args);  // `loom costmodel collect` (costmodel_collect.cc)
 
 }  // namespace loom::cli

@@ -1,5 +1,7 @@
 #include "ir/iter_graph.h"
 
+#include <algorithm>
+
 #include "ir/error.h"
 #include "ir/simplify.h"
 
@@ -7,13 +9,26 @@ namespace loom {
 
 std::vector<int64_t> split_extents(int64_t extent, const std::vector<int64_t>& lengths,
                                    bool inner_to_outer) {
+  if (inner_to_outer) {
+    // As successive splits by a factor, inner to outer. A factor larger than
+    // what is left of the extent shrinks to it: a compute_at stage whose
+    // region is smaller than its tiles (a cache-write stage at its consumer's
+    // tile) would otherwise run loops whose extra iterations are all guarded
+    // out. With the nominal extent (product of lengths <= extent) no factor
+    // shrinks and the outer extent is ceil(extent / product).
+    std::vector<int64_t> out(lengths.size() + 1);
+    int64_t left = extent;
+    for (size_t k = lengths.size(); k-- > 0;) {
+      out[k + 1] = std::min(lengths[k], left);
+      left = (left + lengths[k] - 1) / lengths[k];
+    }
+    out[0] = left;
+    return out;
+  }
   int64_t prod = 1;
   for (int64_t l : lengths) prod *= l;
-  int64_t rest = (extent + prod - 1) / prod;
-  std::vector<int64_t> out;
-  if (inner_to_outer) out.push_back(rest);
-  for (int64_t l : lengths) out.push_back(l);
-  if (!inner_to_outer) out.push_back(rest);
+  std::vector<int64_t> out(lengths.begin(), lengths.end());
+  out.push_back((extent + prod - 1) / prod);
   return out;
 }
 

@@ -158,12 +158,25 @@ class Lowerer {
     std::vector<Expr> leaf_vals(st.iters.size());
     inf.leaf_vars.clear();
     for (int id : st.leaves) {
-      Var v = make_var(st.iters[id].name, inf.extents[id]);
+      Var v = make_var(loop_var_name(st, id), inf.extents[id]);
       inf.leaf_vars.push_back(v);
-      leaf_vals[id] = v;
+      // A loop of extent 1 is not emitted: its variable is 0.
+      leaf_vals[id] = inf.extents[id] == 1 ? int_imm(0) : v;
     }
     std::vector<Expr> vals = derive_iter_values(st, leaf_vals, inf.extents);
     inf.rel_axis.assign(vals.begin(), vals.begin() + st.num_root_iters());
+  }
+
+  // Loop variables are named after their iterators; a name already used by
+  // another stage's loop gets the stage name in front, so the printed loop
+  // nest is unambiguous.
+  std::string loop_var_name(const Stage& st, int id) {
+    std::string name = st.iters[id].name;
+    if (!used_names_.insert(name).second) {
+      name = st.name() + "." + name;
+      used_names_.insert(name);
+    }
+    return name;
   }
 
   // Var ids fixed inside loop `iter_id` of stage `target` (and everything
@@ -352,6 +365,7 @@ class Lowerer {
         const Iterator& it = st.iters[st.leaves[pos]];
         ForKind fk = for_kind_of(it.annotation);
         if (fk == ForKind::kParallel) fk = ForKind::kSerial;  // nested inside the reduction's loops
+        if (inf.extents[st.leaves[pos]] == 1) continue;
         body = make_for(fresh[k].second, inf.extents[st.leaves[pos]], fk, body);
       }
       init_nest = body;
@@ -361,8 +375,10 @@ class Lowerer {
       }
     }
 
-    // Build loops inside out.
+    // Build loops inside out. A pragma on a loop of extent 1 (not emitted)
+    // moves to the next enclosing loop.
     Stmt body = innermost;
+    int64_t pending_unroll = 0;
     for (int k = static_cast<int>(st.leaves.size()) - 1; k >= 0; --k) {
       if (init_nest && k + 1 == first_reduce) body = make_seq({init_nest, body});
       // Guards whose innermost variable is this loop (they cover the init
@@ -376,7 +392,13 @@ class Lowerer {
       body = wrap_attached(i, id, body);
       const Iterator& it = st.iters[id];
       int64_t unroll = st.pragma_iter == id ? st.auto_unroll_max_step : 0;
-      body = make_for(inf.leaf_vars[k], inf.extents[id], for_kind_of(it.annotation), body, unroll);
+      if (inf.extents[id] == 1) {
+        pending_unroll = std::max(pending_unroll, unroll);
+        continue;
+      }
+      body = make_for(inf.leaf_vars[k], inf.extents[id], for_kind_of(it.annotation), body,
+                      std::max(unroll, pending_unroll));
+      pending_unroll = 0;
     }
     if (init_nest && first_reduce == 0) body = make_seq({init_nest, body});
     // Guards with no loop variable (constant after simplification) were
@@ -404,6 +426,7 @@ class Lowerer {
   std::vector<StageInfo> info_;
   std::map<std::pair<int, int>, std::vector<int>> attached_;
   std::vector<Buffer> temps_;
+  std::set<std::string> used_names_;
 };
 
 }  // namespace

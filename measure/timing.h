@@ -1,7 +1,8 @@
 // The timing protocol: a warm-up run, then `repeat` groups of runs, each group
 // long enough to last `min_repeat_ms`; the cost of a group is its mean time
 // per run. Optionally the last-level cache is flushed before every run (then
-// the flush itself is excluded from the time).
+// the flush itself is excluded from the time, but counts towards the group's
+// min_repeat_ms so that flushing does not multiply a tiny kernel's wall time).
 #pragma once
 
 #include <functional>

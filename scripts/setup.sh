@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
   llvm-14-dev zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
   libdnnl-dev libopenblas-dev
+  libtorch-dev libxgboost-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 // loom run FILE.json: one schedule of one workload, end to end — replay the
 // steps, lower, compile with LLVM, check against the reference on random
-// inputs, time it.
+// inputs, time it. Compiling, checking and timing go through the Measurer
+// (a worker process), exactly as in tuning.
 //
 // FILE.json: {"workload": "matmul", "params": {...}, "target": "cpu -threads=1",
 //             "steps": [["SP", 2, 0, 1024, [8, 4, 16], 1], ...]}
@@ -11,30 +12,19 @@
 #include <sstream>
 
 #include "codegen/llvm/llvm_jit.h"
+#include "experiments/task_file.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
 #include "ir/lower.h"
 #include "ir/reference.h"
 #include "ir/state.h"
+#include "measure/measurer.h"
 #include "measure/task.h"
 #include "measure/timing.h"
 
 namespace loom::cli {
 
 namespace {
-
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw LoomError(path + ": cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  try {
-    return nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    throw LoomError(path + ": malformed JSON (" + what.substr(what.find(']') + 2) + ")");
-  }
-}
 
 int parse_int_flag(const Args& a, size_t& i, const char* name) {
   if (i + 1 >= a.size()) throw LoomError(std::string(name) + " needs a value");
@@ -68,24 +58,9 @@ int run_verb(const Args& args) {
   }
   if (file.empty()) throw LoomError("usage: loom run FILE.json [--print-ir]");
 
-  nlohmann::json j = read_json_file(file);
-  if (!j.is_object()) throw LoomError(file + ": expected a JSON object");
-  Task task;
-  nlohmann::json steps = nlohmann::json::array();
-  if (j.contains("task")) {
-    for (const auto& [k, v] : j.items())
-      if (k != "task" && k != "steps" && k != "result" && k != "version")
-        throw LoomError(file + ": " + k + ": unknown key");
-    task = Task::from_json(j["task"], "task");
-  } else {
-    nlohmann::json t = nlohmann::json::object();
-    for (const auto& [k, v] : j.items()) {
-      if (k == "steps" || k == "comment") continue;
-      t[k] = v;
-    }
-    task = Task::from_json(t, file);
-  }
-  if (j.contains("steps")) steps = j["steps"];
+  TaskFile tf = read_task_file(file);
+  Task task = tf.task;
+  nlohmann::json steps = tf.steps;
   if (threads_override) task.target.threads = threads_override;
 
   State state;
@@ -99,40 +74,36 @@ int run_verb(const Args& args) {
               task.target.to_string().c_str(), task.dag->flop_count() / 1e9);
   if (print_ir) std::printf("%s", to_string(f).c_str());
 
-  LLVMCompileOptions copts;
-  copts.num_threads = task.target.threads;
-  auto kernel = compile_llvm(f, copts);
-  std::printf("compiled with LLVM in %.1f ms (%s)\n", kernel->compile_seconds() * 1e3,
-              llvm_host_cpu_description().c_str());
-
+  // The tuner's measurement path: a worker process builds (LLVM), checks
+  // against the reference and times the schedule (measure/measurer.h).
+  MeasureOptions mopts;
+  mopts.repeat = timing.repeat;
+  mopts.min_repeat_ms = timing.min_repeat_ms;
+  mopts.n_parallel_builds = 1;
+  mopts.run_timeout_s = 120;  // naive schedules of big workloads are slow
+  mopts.loud_wrong_results = false;  // reported below
+  Measurer measurer(mopts);
+  MeasureResult r = measurer.measure(task, {state})[0];
+  const MeasureBatchStats& st = measurer.last_stats();
   const ComputeDAG& dag = *task.dag;
-  auto inputs = random_inputs(dag, 1);
-  std::map<std::string, TensorData> bufs = inputs;
-  for (const auto& out : dag.output_names()) bufs[out].assign(shape_size(dag.op(out)->shape), 0.0f);
-  std::vector<float*> ptrs;
-  for (const auto& b : f.args) ptrs.push_back(bufs.at(b.name).data());
-  (*kernel)(ptrs);
-
-  auto t0 = std::chrono::steady_clock::now();
-  auto ref = evaluate_reference(dag, inputs);
-  double ref_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  bool ok = true;
-  for (const auto& out : dag.output_names()) {
-    std::string err = compare_outputs(bufs.at(out), ref.at(out));
-    if (!err.empty()) {
-      std::printf("WRONG RESULT in %s: %s\n", out.c_str(), err.c_str());
-      ok = false;
-    }
+  std::string cpu = llvm_host_cpu_description();
+  if (r.build_s > 0 || r.ok())
+    std::printf("compiled with LLVM in %.1f ms (%s)\n", r.build_s * 1e3, cpu.substr(0, cpu.find(' ')).c_str());
+  if (r.error == ErrorKind::kWrongResult) {
+    std::printf("WRONG RESULT: %s\n", r.error_msg.c_str());
+    return kExitFailure;
   }
-  if (ok) std::printf("correct (checked against the reference interpreter in %.1f s)\n", ref_s);
-
-  auto costs = time_function([&] { kernel->run(ptrs.data()); }, timing);
-  double med = median(costs);
+  if (!r.ok()) {
+    std::printf("%s: %s\n", error_kind_name(r.error), r.error_msg.c_str());
+    return kExitFailure;
+  }
+  std::printf("correct (checked against the reference interpreter in %.1f s)\n", st.reference_s);
+  double med = r.median_s();
   std::printf("median %.4f ms  %.2f GFLOP/s  (%d groups of >= %.0f ms:", med * 1e3,
               dag.flop_count() / med / 1e9, timing.repeat, timing.min_repeat_ms);
-  for (double c : costs) std::printf(" %.4f", c * 1e3);
+  for (double c : r.costs_s) std::printf(" %.4f", c * 1e3);
   std::printf(" ms)\n");
-  return ok ? kExitOk : kExitFailure;
+  return kExitOk;
 }
 
 }  // namespace loom::cli

@@ -1,0 +1,222 @@
+#include "costmodel/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "costmodel/mlp_model.h"
+#include "costmodel/xgb_model.h"
+#include "ir/error.h"
+
+namespace loom {
+
+// ---- dataset -----------------------------------------------------------------
+
+int FeatureDataset::group_of(const std::string& task_key) {
+  for (size_t i = 0; i < task_keys.size(); ++i)
+    if (task_keys[i] == task_key) return static_cast<int>(i);
+  task_keys.push_back(task_key);
+  return static_cast<int>(task_keys.size() - 1);
+}
+
+std::vector<float> FeatureDataset::normalized_throughput() const {
+  std::vector<double> best(task_keys.size(), std::numeric_limits<double>::infinity());
+  for (size_t i = 0; i < size(); ++i)
+    if (programs[i].valid) best[groups[i]] = std::min(best[groups[i]], costs[i]);
+  std::vector<float> y(size(), 0.0f);
+  for (size_t i = 0; i < size(); ++i)
+    if (programs[i].valid && std::isfinite(costs[i]) && costs[i] > 0)
+      y[i] = static_cast<float>(best[groups[i]] / costs[i]);
+  return y;
+}
+
+// ---- CostModel -----------------------------------------------------------------
+
+void CostModel::update(const std::vector<TrainingRecord>& records) {
+  if (records.empty()) return;
+  std::vector<State> states;
+  states.reserve(records.size());
+  for (const auto& r : records) states.push_back(r.state);
+  std::vector<ProgramFeatures> feats = extract_features(states, feature_options_);
+  for (size_t i = 0; i < records.size(); ++i) {
+    data_.programs.push_back(std::move(feats[i]));
+    data_.costs.push_back(records[i].cost_s);
+    data_.groups.push_back(data_.group_of(records[i].task ? records[i].task->key() : ""));
+  }
+  fit(data_.programs, data_.normalized_throughput(), data_.groups);
+}
+
+std::vector<float> CostModel::predict(const Task&, const std::vector<State>& states) {
+  return predict_features(extract_features(states, feature_options_));
+}
+
+void CostModel::save(const std::string& path) const {
+  std::string payload = serialize();
+  nlohmann::json header = {{"loom_cost_model", 1},
+                           {"model", name()},
+                           {"feature_version", kFeatureVersion},
+                           {"num_features", kNumFeatures},
+                           {"settings", settings_json()},
+                           {"payload_bytes", payload.size()}};
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw LoomError("cannot write cost model file '" + path + "'");
+  out << header.dump() << '\n';
+  out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
+  if (!out) throw LoomError("error writing cost model file '" + path + "'");
+}
+
+namespace {
+
+// Reads header + payload; checks the feature layout.
+nlohmann::json read_model_file(const std::string& path, std::string* payload) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw LoomError("cannot read cost model file '" + path + "'");
+  std::string line;
+  std::getline(in, line);
+  nlohmann::json h = nlohmann::json::parse(line, nullptr, false);
+  if (h.is_discarded() || !h.is_object() || !h.contains("loom_cost_model"))
+    throw LoomError(path + ": not a Loom cost model file");
+  if (h.value("feature_version", -1) != kFeatureVersion || h.value("num_features", -1) != kNumFeatures)
+    throw LoomError(path + ": saved with feature layout v" + std::to_string(h.value("feature_version", -1)) +
+                    " (" + std::to_string(h.value("num_features", -1)) + " features); this build uses v" +
+                    std::to_string(kFeatureVersion) + " (" + std::to_string(kNumFeatures) + ")");
+  size_t n = h.value("payload_bytes", size_t{0});
+  payload->resize(n);
+  in.read(payload->data(), static_cast<std::streamsize>(n));
+  if (static_cast<size_t>(in.gcount()) != n) throw LoomError(path + ": truncated payload");
+  return h;
+}
+
+}  // namespace
+
+void CostModel::load(const std::string& path) {
+  std::string payload;
+  nlohmann::json h = read_model_file(path, &payload);
+  if (h.value("model", "") != name())
+    throw LoomError(path + ": holds a '" + h.value("model", "") + "' model, not '" + name() + "'");
+  deserialize(payload);
+}
+
+// ---- random model ------------------------------------------------------------
+
+namespace {
+
+// Scores are a hash of the program's features and the seed: uniform in
+// [0, 1), unrelated to performance, yet reproducible (so a saved and loaded
+// random model predicts the same).
+class RandomModel : public CostModel {
+ public:
+  explicit RandomModel(uint64_t seed) : seed_(seed) {}
+  void fit(const std::vector<ProgramFeatures>&, const std::vector<float>&, const std::vector<int>&) override {}
+  std::vector<float> predict_features(const std::vector<ProgramFeatures>& programs) override {
+    std::vector<float> out;
+    out.reserve(programs.size());
+    for (const auto& p : programs) {
+      if (!p.valid) {
+        out.push_back(kInvalidProgramScore);
+        continue;
+      }
+      uint64_t h = 1469598103934665603ull ^ seed_;
+      for (float v : p.values) {
+        uint32_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        h = (h ^ bits) * 1099511628211ull;
+      }
+      h ^= h >> 33;
+      h *= 0xff51afd7ed558ccdull;
+      h ^= h >> 33;
+      out.push_back(static_cast<float>((h >> 40) * (1.0 / 16777216.0)));
+    }
+    return out;
+  }
+  std::string name() const override { return "random"; }
+  nlohmann::json settings_json() const override { return {{"seed", seed_}}; }
+
+ protected:
+  std::string serialize() const override { return std::to_string(seed_); }
+  void deserialize(const std::string& p) override { seed_ = std::stoull(p); }
+
+ private:
+  uint64_t seed_;
+};
+
+}  // namespace
+
+// ---- factory -------------------------------------------------------------------
+
+const std::vector<std::string>& cost_model_kinds() {
+  static const std::vector<std::string> k = {"mlp", "xgb", "random"};
+  return k;
+}
+
+std::unique_ptr<CostModel> make_cost_model(const std::string& kind, const nlohmann::json& settings) {
+  nlohmann::json s = settings.is_null() ? nlohmann::json::object() : settings;
+  if (kind == "mlp") return make_mlp_model(MlpSettings::from_json(s));
+  if (kind == "xgb") return make_xgb_model(XgbSettings::from_json(s));
+  if (kind == "random") {
+    settings_util::check_keys(s, {"seed"}, "random");
+    return std::make_unique<RandomModel>(
+        static_cast<uint64_t>(settings_util::get_int(s, "seed", 0, 0, INT32_MAX, "random")));
+  }
+  throw LoomError("unknown cost model '" + kind + "' (expected mlp, xgb or random)");
+}
+
+std::unique_ptr<CostModel> load_cost_model(const std::string& path) {
+  std::string payload;
+  nlohmann::json h = read_model_file(path, &payload);
+  auto m = make_cost_model(h.value("model", ""), h.value("settings", nlohmann::json::object()));
+  m->load(path);
+  return m;
+}
+
+// ---- settings helpers ------------------------------------------------------------
+
+namespace settings_util {
+
+void check_keys(const nlohmann::json& j, const std::vector<std::string>& known, const std::string& where) {
+  if (!j.is_object()) throw LoomError(where + ": expected an object");
+  for (const auto& [k, v] : j.items()) {
+    if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+    std::string list;
+    for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+    throw LoomError(where + "." + k + ": unknown key (expected " + list + ")");
+  }
+}
+
+int get_int(const nlohmann::json& j, const char* key, int def, int lo, int hi, const std::string& where) {
+  if (!j.contains(key)) return def;
+  const auto& v = j[key];
+  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    throw LoomError(where + "." + key + ": expected an integer in [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "], got " + v.dump());
+  return v.get<int>();
+}
+
+double get_double(const nlohmann::json& j, const char* key, double def, double lo, double hi,
+                  const std::string& where) {
+  if (!j.contains(key)) return def;
+  const auto& v = j[key];
+  if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi) {
+    std::ostringstream os;
+    os << where << "." << key << ": expected a number in [" << lo << ", " << hi << "], got " << v.dump();
+    throw LoomError(os.str());
+  }
+  return v.get<double>();
+}
+
+std::string get_string(const nlohmann::json& j, const char* key, const std::string& def,
+                       const std::vector<std::string>& allowed, const std::string& where) {
+  if (!j.contains(key)) return def;
+  const auto& v = j[key];
+  if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.get<std::string>()) != allowed.end())
+    return v.get<std::string>();
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  throw LoomError(where + "." + key + ": expected one of " + list + ", got " + v.dump());
+}
+
+}  // namespace settings_util
+
+}  // namespace loom

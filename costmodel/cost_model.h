@@ -1,0 +1,111 @@
+// The learned cost model: one interface, three kinds ("mlp", the default;
+// "xgb", Ansor's own choice; "random", for ablation), made in one place by
+// make_cost_model / load_cost_model.
+//
+// A model scores programs (higher = predicted faster); it never sees LibTorch
+// or XGBoost types through this header. Scores are comparable within one task
+// only. A program that cannot be lowered scores kInvalidProgramScore.
+//
+// Online use: `update(records)` appends the newly measured records to the
+// model's training set (features are extracted once per record) and retrains
+// within the model's time bound (the MLP warm-starts from its current
+// weights; XGBoost refits). Labels are normalized throughput per task: the
+// best cost of the task's records / the record's cost (failed measurements:
+// 0), recomputed at every update as the best improves.
+//
+// Whether scores are worth using before enough records exist (Ansor returns
+// random scores until ~100) is the search policy's decision: it can ask
+// num_records().
+#pragma once
+
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/features.h"
+#include "ir/state.h"
+#include "measure/task.h"
+
+namespace loom {
+
+constexpr float kInvalidProgramScore = -std::numeric_limits<float>::infinity();
+
+// One measured schedule.
+struct TrainingRecord {
+  std::shared_ptr<const Task> task;
+  State state;
+  double cost_s = std::numeric_limits<double>::infinity();  // +inf: failed measurement
+};
+
+// Training data as features: programs, their costs and task group ids.
+struct FeatureDataset {
+  std::vector<ProgramFeatures> programs;
+  std::vector<double> costs;  // seconds; +inf = failed
+  std::vector<int> groups;    // task id (index into task_keys)
+  std::vector<std::string> task_keys;
+
+  size_t size() const { return programs.size(); }
+  int group_of(const std::string& task_key);  // adds the task if new
+  // best cost in the record's group / its cost; 0 for failed records.
+  std::vector<float> normalized_throughput() const;
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+
+  // Adds records to the training set and retrains.
+  void update(const std::vector<TrainingRecord>& records);
+  // Scores states of one task (features extracted in parallel).
+  std::vector<float> predict(const Task& task, const std::vector<State>& states);
+
+  // The same on features (used by the two above, by tools and tests).
+  // `fit` trains on programs with labels (higher = better) grouped by task;
+  // the MLP warm-starts from its current weights.
+  virtual void fit(const std::vector<ProgramFeatures>& programs, const std::vector<float>& labels,
+                   const std::vector<int>& groups) = 0;
+  virtual std::vector<float> predict_features(const std::vector<ProgramFeatures>& programs) = 0;
+
+  // A file: one JSON header line {"loom_cost_model":1, "model", "feature_version",
+  // "num_features", "settings", "payload_bytes"} then the model's payload.
+  void save(const std::string& path) const;
+  // Loads a file saved by a model of the same kind (load_cost_model picks the kind).
+  void load(const std::string& path);
+
+  virtual std::string name() const = 0;           // "mlp" | "xgb" | "random"
+  virtual nlohmann::json settings_json() const = 0;  // every effective setting
+  size_t num_records() const { return data_.size(); }
+  const FeatureDataset& training_data() const { return data_; }
+  FeatureOptions& feature_options() { return feature_options_; }
+
+ protected:
+  virtual std::string serialize() const = 0;
+  virtual void deserialize(const std::string& payload) = 0;
+
+ private:
+  FeatureDataset data_;
+  FeatureOptions feature_options_;
+};
+
+// kind: "mlp" | "xgb" | "random"; settings: that model's settings object,
+// parsed strictly (unknown keys and bad values throw LoomError).
+std::unique_ptr<CostModel> make_cost_model(const std::string& kind,
+                                           const nlohmann::json& settings = nlohmann::json::object());
+std::unique_ptr<CostModel> load_cost_model(const std::string& path);
+const std::vector<std::string>& cost_model_kinds();
+
+// Strict JSON settings helpers shared by the models.
+namespace settings_util {
+// Throws LoomError "<where>.<key>: unknown key (expected a, b, c)".
+void check_keys(const nlohmann::json& j, const std::vector<std::string>& known, const std::string& where);
+int get_int(const nlohmann::json& j, const char* key, int def, int lo, int hi, const std::string& where);
+double get_double(const nlohmann::json& j, const char* key, double def, double lo, double hi,
+                  const std::string& where);
+std::string get_string(const nlohmann::json& j, const char* key, const std::string& def,
+                       const std::vector<std::string>& allowed, const std::string& where);
+}  // namespace settings_util
+
+}  // namespace loom

@@ -1,0 +1,378 @@
+// Feature extraction: walks a lowered loop nest keeping the stack of enclosing
+// loops and guards, and writes one row per buffer-store statement.
+//
+// Row layout (offsets below; names from feature_names()):
+//   [0, 16)    arithmetic op counts by kind, x trip count
+//   [16, 49)   vectorize / unroll / parallel shape (11 each)
+//   [49, 57)   GPU thread binding
+//   [57, 147)  per-buffer access features, 5 buffers x 18 (features_buffer_access.cc)
+//   [147, 157) arithmetic-intensity curve
+//   [157, 161) allocation
+//   [161, 166) outer loops, guards, init store
+#include "costmodel/features.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "ir/error.h"
+#include "ir/lower.h"
+
+namespace loom {
+
+using namespace feature_detail;
+
+namespace {
+
+constexpr int kArith = 0, kVec = 16, kUnroll = 27, kParallel = 38, kGpu = 49, kBuf = 57,
+              kCurve = 147, kAlloc = 157, kOuter = 161;
+static_assert(kOuter + 5 == kNumFeatures, "feature layout and kNumFeatures disagree");
+static_assert(kBuf + kMaxFeatureBuffers * kFeaturesPerBuffer == kCurve, "buffer block size");
+constexpr int kCurvePoints = 10;
+
+// Arithmetic op kinds (offsets within [0, 16)).
+enum Op : int {
+  kFloatMad, kFloatAddSub, kFloatMul, kFloatDivMod, kFloatCmp, kFloatMath, kFloatOther,
+  kIntMad, kIntAddSub, kIntMul, kIntDivMod, kIntCmp, kIntMath, kIntOther, kBoolOp, kSelectOp,
+};
+
+// Annotation position (one-hot, 8): where the innermost-to-outermost
+// annotated loops sit among the statement's loops, and whether their
+// variable indexes the stored buffer (spatial) or not (reduce-like).
+enum Pos : int {
+  kPosNone, kPosInnerSpatial, kPosMiddleSpatial, kPosOuterSpatial,
+  kPosInnerReduce, kPosMiddleReduce, kPosOuterReduce, kPosMixed,
+};
+
+bool is_float(const Expr& e) { return e->dtype == DType::kFloat; }
+
+// Counts ops of one evaluation of `e` into c[16].
+void count_ops(const Expr& e, double* c) {
+  const ExprNode& n = *e;
+  bool fl = is_float(e);
+  switch (n.kind) {
+    case ExprKind::kIntImm: case ExprKind::kFloatImm: case ExprKind::kVar: return;
+    case ExprKind::kAdd: case ExprKind::kSub: {
+      // a*b + c counts once as a fused multiply-add.
+      int mul = n.kind == ExprKind::kAdd ? (n.args[0]->kind == ExprKind::kMul   ? 0
+                                            : n.args[1]->kind == ExprKind::kMul ? 1
+                                                                                : -1)
+                                         : -1;
+      if (mul >= 0) {
+        c[fl ? kFloatMad : kIntMad] += 1;
+        for (const Expr& a : n.args[mul]->args) count_ops(a, c);
+        count_ops(n.args[1 - mul], c);
+        return;
+      }
+      c[fl ? kFloatAddSub : kIntAddSub] += 1;
+      break;
+    }
+    case ExprKind::kMul: c[fl ? kFloatMul : kIntMul] += 1; break;
+    case ExprKind::kDiv: case ExprKind::kMod: c[fl ? kFloatDivMod : kIntDivMod] += 1; break;
+    case ExprKind::kMin: case ExprKind::kMax: c[fl ? kFloatCmp : kIntCmp] += 1; break;
+    case ExprKind::kEQ: case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE:
+    case ExprKind::kGT: case ExprKind::kGE:
+      c[is_float(n.args[0]) ? kFloatCmp : kIntCmp] += 1;
+      break;
+    case ExprKind::kAnd: case ExprKind::kOr: case ExprKind::kNot: c[kBoolOp] += 1; break;
+    case ExprKind::kSelect: c[kSelectOp] += 1; break;
+    case ExprKind::kCast: c[fl ? kFloatOther : kIntOther] += 1; break;
+    case ExprKind::kCall:
+      if (n.name == "fabs") c[fl ? kFloatOther : kIntOther] += 1;
+      else c[fl ? kFloatMath : kIntMath] += 1;
+      break;
+    case ExprKind::kLoad: case ExprKind::kReduce: break;
+  }
+  for (const Expr& a : n.args) count_ops(a, c);
+}
+
+void collect_loads(const Expr& e, std::vector<const ExprNode*>& out) {
+  if (e->kind == ExprKind::kLoad) out.push_back(e.get());
+  for (const Expr& a : e->args) collect_loads(a, out);
+}
+
+class Extractor {
+ public:
+  explicit Extractor(const LoweredFunc& f) : f_(f) {}
+
+  ProgramFeatures run() {
+    out_.valid = true;
+    if (f_.body) visit(f_.body);
+    return std::move(out_);
+  }
+
+ private:
+  void visit(const Stmt& s) {
+    switch (s->kind) {
+      case StmtKind::kFor:
+        loops_.push_back({s->loop_var->var_id, std::max<int64_t>(1, s->extent), s->for_kind,
+                          s->auto_unroll_max_step});
+        visit(s->body[0]);
+        loops_.pop_back();
+        break;
+      case StmtKind::kIf:
+        conds_.push_back(s->cond);
+        for (const Stmt& b : s->body)
+          if (b) visit(b);
+        conds_.pop_back();
+        break;
+      case StmtKind::kSeq:
+        for (const Stmt& b : s->body)
+          if (b) visit(b);
+        break;
+      case StmtKind::kAllocate:
+        alloc_depth_[s->buffer] = loops_.size();
+        if (!s->body.empty() && s->body[0]) visit(s->body[0]);
+        break;
+      case StmtKind::kStore:
+        store(*s);
+        break;
+    }
+  }
+
+  int64_t buffer_elems(const std::string& name) const {
+    const Buffer* b = f_.find_buffer(name);
+    return b ? std::max<int64_t>(1, b->size()) : (int64_t{1} << 40);
+  }
+
+  void annotation_features(ForKind kind, const IndexForm& store_form, float* o) const {
+    // num: annotated loops around the statement; prod: product of their
+    // extents; len: extent of the innermost one; then the position one-hot.
+    double num = 0, prod = 1, len = 0;
+    int pos = -1;
+    const size_t n = loops_.size();
+    for (size_t d = 0; d < n; ++d) {
+      if (loops_[d].kind != kind) continue;
+      num += 1;
+      prod *= static_cast<double>(loops_[d].extent);
+      len = static_cast<double>(loops_[d].extent);
+      bool spatial = store_form.used[d];
+      int p = d + 1 == n ? 0 : d == 0 ? 2 : 1;  // inner / middle / outer
+      int this_pos = spatial ? kPosInnerSpatial + p : kPosInnerReduce + p;
+      pos = pos < 0 || pos == this_pos ? this_pos : kPosMixed;
+    }
+    o[0] = log_count(num);
+    o[1] = log_count(num > 0 ? prod : 0);
+    o[2] = log_count(len);
+    for (int k = 0; k < 8; ++k) o[3 + k] = 0;
+    o[3 + (pos < 0 ? kPosNone : pos)] = 1;
+  }
+
+  void store(const StmtNode& s) {
+    const size_t n = loops_.size();
+    out_.values.resize(out_.values.size() + kNumFeatures, 0.0f);
+    float* row = out_.values.data() + static_cast<size_t>(out_.num_stmts) * kNumFeatures;
+    ++out_.num_stmts;
+
+    double trip = 1;
+    for (const auto& l : loops_) trip *= static_cast<double>(l.extent);
+
+    // [0, 16) Arithmetic: ops of one execution of the statement (stored value,
+    // store and load indices, enclosing guard conditions) by kind, times the
+    // trip count: float_mad (a*b+c), float_addsub, float_mul, float_divmod,
+    // float_cmp (comparisons, min, max), float_math_func (exp, log, sqrt,
+    // tanh, erf, sigmoid, pow), float_other_func (fabs, casts), the same
+    // seven for integers, bool_op (and/or/not), select_op.
+    double ops[16] = {0};
+    count_ops(s.value, ops);
+    count_ops(s.index, ops);
+    for (const Expr& c : conds_) count_ops(c, ops);
+    for (int k = 0; k < 16; ++k) row[kArith + k] = log_count(ops[k] * trip);
+
+    // Buffer accesses: the store (write) and every load of the value. A load
+    // of the stored buffer makes it read-write (an accumulating reduction).
+    std::vector<BufferAccess> acc;
+    auto entry = [&](const std::string& name) -> BufferAccess& {
+      for (auto& a : acc)
+        if (a.buffer == name) return a;
+      acc.push_back({});
+      acc.back().buffer = name;
+      acc.back().buffer_elems = buffer_elems(name);
+      return acc.back();
+    };
+    {
+      BufferAccess& w = entry(s.buffer);
+      w.write = true;
+      w.count = 1;
+      w.form = index_form(s.index, loops_);
+    }
+    std::vector<const ExprNode*> loads;
+    collect_loads(s.value, loads);
+    for (const ExprNode* l : loads) {
+      BufferAccess& a = entry(l->name);
+      if (a.count == 0 || (!a.read && !a.write)) a.form = index_form(l->args[0], loops_);
+      a.read = true;
+      a.count += 1;
+    }
+    const IndexForm& store_form = acc[0].form;
+
+    // [16, 49) Annotations, 11 each for vectorized, unrolled, parallel loops:
+    // {vec,unroll,parallel}_num, _prod, _len, _pos[8] (none, inner/middle/
+    // outer spatial, inner/middle/outer reduce, mixed).
+    annotation_features(ForKind::kVectorized, store_form, row + kVec);
+    annotation_features(ForKind::kUnrolled, store_form, row + kUnroll);
+    annotation_features(ForKind::kParallel, store_form, row + kParallel);
+
+    // [49, 57) GPU: is_gpu, then the product of extents of enclosing loops
+    // bound to blockIdx.x/y/z, threadIdx.x/y/z, vthread.
+    {
+      const ForKind kinds[7] = {ForKind::kBlockX, ForKind::kBlockY, ForKind::kBlockZ,
+                                ForKind::kThreadX, ForKind::kThreadY, ForKind::kThreadZ,
+                                ForKind::kVThread};
+      bool gpu = false;
+      for (int k = 0; k < 7; ++k) {
+        double p = 1;
+        bool any = false;
+        for (const auto& l : loops_)
+          if (l.kind == kinds[k]) p *= static_cast<double>(l.extent), any = true;
+        row[kGpu + 1 + k] = log_count(any ? p : 0);
+        gpu = gpu || any;
+      }
+      row[kGpu] = gpu;
+    }
+
+    // [57, 147) Per-buffer access features (see features_buffer_access.cc).
+    std::vector<double> unique_by_level = buffer_access_features(acc, loops_, row + kBuf);
+
+    // [147, 157) Arithmetic-intensity curve: for each loop level l (the
+    // sub-nest of loops l..n-1), float ops executed in it / unique bytes it
+    // touches; sampled at 10 evenly spaced points from the innermost body
+    // (x = 0) to the whole nest (x = 1) by linear interpolation over levels.
+    {
+      double fops = 0;
+      for (int k = kFloatMad; k <= kFloatOther; ++k) fops += ops[k] * (k == kFloatMad ? 2 : 1);
+      std::vector<double> ai(n + 1);
+      double inner = 1;
+      for (size_t l = n + 1; l-- > 0;) {
+        if (l < n) inner *= static_cast<double>(loops_[l].extent);
+        ai[l] = fops * inner / std::max(1.0, unique_by_level[l]);
+      }
+      for (int i = 0; i < kCurvePoints; ++i) {
+        double x = static_cast<double>(i) / (kCurvePoints - 1) * static_cast<double>(n);
+        size_t lo = static_cast<size_t>(x);
+        double t = x - static_cast<double>(lo);
+        // x counts levels outward from the innermost (level n).
+        double a = ai[n - lo], b = lo < n ? ai[n - lo - 1] : a;
+        row[kCurve + i] = log_count(a + (b - a) * t);
+      }
+    }
+
+    // [157, 161) Allocation of the stored buffer when it is a temporary:
+    // alloc_size (bytes), alloc_prod (bytes allocated over the run = size x
+    // executions of the allocation), alloc_outer_prod (executions of the
+    // allocation: product of the loops around it), alloc_inner_prod
+    // (statement executions per allocation).
+    {
+      auto it = alloc_depth_.find(s.buffer);
+      const Buffer* b = f_.find_buffer(s.buffer);
+      bool is_temp = false;
+      for (const auto& t : f_.temps) is_temp = is_temp || t.name == s.buffer;
+      if (it != alloc_depth_.end() && b && is_temp) {
+        double outer = 1;
+        for (size_t d = 0; d < it->second && d < n; ++d) outer *= static_cast<double>(loops_[d].extent);
+        double size = static_cast<double>(b->size()) * 4.0;
+        row[kAlloc + 0] = log_count(size);
+        row[kAlloc + 1] = log_count(size * outer);
+        row[kAlloc + 2] = log_count(outer);
+        row[kAlloc + 3] = log_count(trip / outer);
+      }
+    }
+
+    // [161, 166) Outer loops: outer_prod (trip count), num_loops,
+    // auto_unroll_max_step (largest pragma around the statement), num_guards
+    // (enclosing ifs, e.g. from splits that do not divide), is_init (the
+    // stored value reads no buffer: a reduction's init or a fill).
+    {
+      int64_t unroll = 0;
+      for (const auto& l : loops_) unroll = std::max(unroll, l.auto_unroll);
+      row[kOuter + 0] = log_count(trip);
+      row[kOuter + 1] = log_count(static_cast<double>(n));
+      row[kOuter + 2] = log_count(static_cast<double>(unroll));
+      row[kOuter + 3] = log_count(static_cast<double>(conds_.size()));
+      row[kOuter + 4] = loads.empty();
+    }
+  }
+
+  const LoweredFunc& f_;
+  ProgramFeatures out_;
+  std::vector<LoopInfo> loops_;
+  std::vector<Expr> conds_;
+  std::map<std::string, size_t> alloc_depth_;
+};
+
+std::vector<std::string> make_names() {
+  std::vector<std::string> v = {
+      "float_mad", "float_addsub", "float_mul", "float_divmod", "float_cmp", "float_math_func",
+      "float_other_func", "int_mad", "int_addsub", "int_mul", "int_divmod", "int_cmp",
+      "int_math_func", "int_other_func", "bool_op", "select_op"};
+  const char* pos[8] = {"none", "inner_spatial", "middle_spatial", "outer_spatial",
+                        "inner_reduce", "middle_reduce", "outer_reduce", "mixed"};
+  for (std::string a : {"vec", "unroll", "parallel"}) {
+    v.push_back(a + "_num");
+    v.push_back(a + "_prod");
+    v.push_back(a + "_len");
+    for (const char* p : pos) v.push_back(a + "_pos_" + p);
+  }
+  for (const char* g : {"is_gpu", "blockIdx_x_len", "blockIdx_y_len", "blockIdx_z_len",
+                        "threadIdx_x_len", "threadIdx_y_len", "threadIdx_z_len", "vthread_len"})
+    v.push_back(g);
+  for (int b = 0; b < kMaxFeatureBuffers; ++b)
+    for (const auto& n : buffer_feature_names()) v.push_back("B" + std::to_string(b) + "." + n);
+  for (int i = 0; i < kCurvePoints; ++i) v.push_back("arith_intensity_" + std::to_string(i));
+  for (const char* a : {"alloc_size", "alloc_prod", "alloc_outer_prod", "alloc_inner_prod"}) v.push_back(a);
+  for (const char* a : {"outer_prod", "num_loops", "auto_unroll_max_step", "num_guards", "is_init"})
+    v.push_back(a);
+  return v;
+}
+
+}  // namespace
+
+const std::vector<std::string>& feature_names() {
+  static const std::vector<std::string> names = [] {
+    auto v = make_names();
+    if (v.size() != static_cast<size_t>(kNumFeatures)) throw LoomError("feature name table size mismatch");
+    return v;
+  }();
+  return names;
+}
+
+int feature_index(const std::string& name) {
+  const auto& n = feature_names();
+  auto it = std::find(n.begin(), n.end(), name);
+  if (it == n.end()) throw LoomError("unknown feature '" + name + "'");
+  return static_cast<int>(it - n.begin());
+}
+
+ProgramFeatures extract_features(const LoweredFunc& f) { return Extractor(f).run(); }
+
+ProgramFeatures extract_features(const State& s) {
+  if (!s.defined()) return ProgramFeatures{};
+  try {
+    return extract_features(lower(s));
+  } catch (const std::exception&) {  // an invalid schedule: no rows
+    return ProgramFeatures{};
+  }
+}
+
+std::vector<ProgramFeatures> extract_features(const std::vector<State>& states,
+                                              const FeatureOptions& options) {
+  std::vector<ProgramFeatures> out(states.size());
+  int threads = options.num_threads > 0 ? options.num_threads
+                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(states.size())));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < states.size();) out[i] = extract_features(states[i]);
+  };
+  if (threads <= 1) {
+    work();
+    return out;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+}  // namespace loom

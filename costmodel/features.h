@@ -1,0 +1,103 @@
+// Program features for the learned cost model (in the spirit of Ansor's 164
+// per-statement features; the list, its order and the meaning of every entry
+// are documented next to where each is computed, in features.cc and
+// features_buffer_access.cc, and `feature_names()` returns them).
+//
+// A lowered program yields one feature row per buffer-store statement (the
+// innermost statements of its loop nests); a model scores each row and sums
+// the scores per program. Counts are log-scaled as log2(1 + x); one-hot
+// flags are 0/1.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/state.h"
+#include "ir/stmt.h"
+
+namespace loom {
+
+// Bump when the meaning or order of features changes: saved models record it
+// and refuse to load against a different layout.
+constexpr int kFeatureVersion = 1;
+// Per-buffer access features are kept for this many buffers per statement
+// (the ones with the most bytes accessed); missing ones are zero.
+constexpr int kMaxFeatureBuffers = 5;
+constexpr int kFeaturesPerBuffer = 18;
+// 16 arithmetic + 33 annotation + 8 GPU + 5*18 buffer + 10 intensity curve
+// + 4 allocation + 5 outer-loop.
+constexpr int kNumFeatures = 16 + 33 + 8 + kMaxFeatureBuffers * kFeaturesPerBuffer + 10 + 4 + 5;
+
+// Feature rows of one program: `num_stmts` rows of kNumFeatures floats,
+// row-major. `valid` is false when the state could not be lowered (an invalid
+// schedule); such a program has no rows and models give it the lowest score.
+struct ProgramFeatures {
+  bool valid = false;
+  int num_stmts = 0;
+  std::vector<float> values;
+  const float* row(int i) const { return values.data() + static_cast<size_t>(i) * kNumFeatures; }
+};
+
+// Name of every feature, in row order ("float_mad", "vec_len", "B0.reuse_ct", ...).
+const std::vector<std::string>& feature_names();
+// Index of a named feature; throws LoomError for an unknown name.
+int feature_index(const std::string& name);
+
+ProgramFeatures extract_features(const LoweredFunc& f);
+// Lowers then extracts; an unlowerable state gives valid = false.
+ProgramFeatures extract_features(const State& s);
+
+struct FeatureOptions {
+  int num_threads = 0;  // worker threads; 0 = hardware concurrency
+};
+// Extracts the features of many states in parallel (order preserved).
+std::vector<ProgramFeatures> extract_features(const std::vector<State>& states,
+                                              const FeatureOptions& options = {});
+
+namespace feature_detail {
+
+// One loop enclosing a statement (outer -> inner in a LoopStack).
+struct LoopInfo {
+  int64_t var_id = 0;
+  int64_t extent = 1;
+  ForKind kind = ForKind::kSerial;
+  int64_t auto_unroll = 0;
+};
+
+// Linear form of a flat buffer index in the enclosing loop variables:
+// index ~= sum coef[d] * var_d + const. Floor division by a constant divides
+// the coefficients; modulo keeps them (an approximation good for strides).
+// `used[d]` is true when var_d appears at all (also non-linearly).
+struct IndexForm {
+  std::vector<double> coef;
+  std::vector<bool> used;
+};
+
+IndexForm index_form(const Expr& index, const std::vector<LoopInfo>& loops);
+
+// One buffer's accesses within one statement.
+struct BufferAccess {
+  std::string buffer;
+  bool read = false, write = false;
+  int count = 0;                // accesses per statement execution
+  IndexForm form;               // of the first access
+  int64_t buffer_elems = 1;     // total size of the buffer (elements)
+};
+
+// Appends the kMaxFeatureBuffers * kFeaturesPerBuffer buffer-access features
+// (sorted by bytes, zero-padded) and returns the unique bytes touched by all
+// accesses over loops [level, n) for level = 0..n (for the intensity curve).
+std::vector<double> buffer_access_features(const std::vector<BufferAccess>& accesses,
+                                           const std::vector<LoopInfo>& loops, float* out);
+// Names of the buffer-access features of one slot (without the "Bk." prefix).
+const std::vector<std::string>& buffer_feature_names();
+
+inline float log_count(double x) {
+  return x > 0 ? static_cast<float>(std::log2(1.0 + x)) : 0.0f;
+}
+
+}  // namespace feature_detail
+
+}  // namespace loom

@@ -1,0 +1,290 @@
+// The MLP cost model. The only translation unit that includes LibTorch.
+//
+// Network: per statement row, standardized features -> `layers` x
+// (Linear(hidden) + ReLU) -> Linear(1); a program's score is the sum of its
+// rows' outputs (programs are sets of statements of varying size).
+//
+// Training (fit): labels are normalized throughput in [0, 1] per task. Loss =
+// pairwise logistic rank loss over all pairs of programs of the same task
+// inside a minibatch whose labels differ (log(1 + exp(-(s_i - s_j))) for
+// y_i > y_j), + mse_weight x MSE(score, label) to keep the scale anchored.
+// Adam; early stopping on the pairwise accuracy of a held-out fraction of the
+// programs (the best weights are restored); every fit is bounded by
+// max_train_seconds. The feature standardization (mean/std per feature) is
+// computed at the first fit and then frozen, so later fits warm-start from the
+// current weights without the inputs shifting under them.
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "costmodel/metrics.h"
+#include "costmodel/mlp_model.h"
+#include "ir/error.h"
+
+namespace loom {
+
+MlpSettings MlpSettings::from_json(const nlohmann::json& j, const std::string& where) {
+  using namespace settings_util;
+  check_keys(j, {"hidden", "layers", "learning_rate", "weight_decay", "batch_programs", "max_epochs", "patience",
+                 "valid_fraction", "max_train_seconds", "mse_weight", "threads", "seed"},
+             where);
+  MlpSettings s;
+  s.hidden = get_int(j, "hidden", s.hidden, 1, 4096, where);
+  s.layers = get_int(j, "layers", s.layers, 1, 8, where);
+  s.learning_rate = get_double(j, "learning_rate", s.learning_rate, 1e-7, 1.0, where);
+  s.weight_decay = get_double(j, "weight_decay", s.weight_decay, 0.0, 1.0, where);
+  s.batch_programs = get_int(j, "batch_programs", s.batch_programs, 2, 1 << 20, where);
+  s.max_epochs = get_int(j, "max_epochs", s.max_epochs, 0, 1 << 20, where);
+  s.patience = get_int(j, "patience", s.patience, 1, 1 << 20, where);
+  s.valid_fraction = get_double(j, "valid_fraction", s.valid_fraction, 0.0, 0.9, where);
+  s.max_train_seconds = get_double(j, "max_train_seconds", s.max_train_seconds, 0.0, 1e6, where);
+  s.mse_weight = get_double(j, "mse_weight", s.mse_weight, 0.0, 1e6, where);
+  s.threads = get_int(j, "threads", s.threads, 1, 1024, where);
+  s.seed = get_int(j, "seed", s.seed, 0, INT32_MAX, where);
+  return s;
+}
+
+nlohmann::json MlpSettings::to_json() const {
+  return {{"hidden", hidden},         {"layers", layers},
+          {"learning_rate", learning_rate}, {"weight_decay", weight_decay},
+          {"batch_programs", batch_programs}, {"max_epochs", max_epochs},
+          {"patience", patience},     {"valid_fraction", valid_fraction},
+          {"max_train_seconds", max_train_seconds}, {"mse_weight", mse_weight},
+          {"threads", threads},       {"seed", seed}};
+}
+
+namespace {
+
+struct NetImpl : torch::nn::Module {
+  NetImpl(int in, int hidden, int layers) {
+    int prev = in;
+    for (int i = 0; i < layers; ++i) {
+      fc.push_back(register_module("fc" + std::to_string(i), torch::nn::Linear(prev, hidden)));
+      prev = hidden;
+    }
+    out = register_module("out", torch::nn::Linear(prev, 1));
+    mean = register_buffer("mean", torch::zeros({in}));
+    inv_std = register_buffer("inv_std", torch::ones({in}));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    x = (x - mean) * inv_std;
+    for (auto& l : fc) x = torch::relu(l->forward(x));
+    return out->forward(x).squeeze(1);
+  }
+  std::vector<torch::nn::Linear> fc;
+  torch::nn::Linear out{nullptr};
+  torch::Tensor mean, inv_std;
+};
+TORCH_MODULE(Net);
+
+// Rows of a set of programs packed for one forward pass.
+struct Packed {
+  torch::Tensor rows;  // [R, F]
+  torch::Tensor seg;   // [R] program position of each row
+  int64_t num_programs = 0;
+};
+
+Packed pack(const std::vector<ProgramFeatures>& programs, const std::vector<size_t>& which) {
+  size_t r = 0;
+  for (size_t i : which) r += programs[i].valid ? programs[i].num_stmts : 0;
+  Packed p;
+  p.num_programs = static_cast<int64_t>(which.size());
+  p.rows = torch::empty({static_cast<int64_t>(r), kNumFeatures});
+  p.seg = torch::empty({static_cast<int64_t>(r)}, torch::kLong);
+  float* dst = p.rows.data_ptr<float>();
+  int64_t* seg = p.seg.data_ptr<int64_t>();
+  for (size_t k = 0; k < which.size(); ++k) {
+    const ProgramFeatures& f = programs[which[k]];
+    if (!f.valid || f.num_stmts == 0) continue;
+    std::memcpy(dst, f.values.data(), f.values.size() * sizeof(float));
+    dst += f.values.size();
+    for (int s = 0; s < f.num_stmts; ++s) *seg++ = static_cast<int64_t>(k);
+  }
+  return p;
+}
+
+class MlpModel : public CostModel {
+ public:
+  explicit MlpModel(const MlpSettings& s)
+      : s_(s), net_(nullptr), rng_(static_cast<uint64_t>(s.seed)) {
+    torch::manual_seed(static_cast<uint64_t>(s.seed));
+    net_ = Net(kNumFeatures, s.hidden, s.layers);  // initialized under the seed
+  }
+
+  std::string name() const override { return "mlp"; }
+  nlohmann::json settings_json() const override { return s_.to_json(); }
+
+  std::vector<float> predict_features(const std::vector<ProgramFeatures>& programs) override {
+    torch::set_num_threads(s_.threads);
+    torch::NoGradGuard no_grad;
+    net_->eval();
+    std::vector<size_t> all(programs.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    torch::Tensor scores = forward_programs(pack(programs, all)).contiguous();
+    std::vector<float> out(scores.data_ptr<float>(), scores.data_ptr<float>() + programs.size());
+    for (size_t i = 0; i < programs.size(); ++i)
+      if (!programs[i].valid) out[i] = kInvalidProgramScore;
+    return out;
+  }
+
+  void fit(const std::vector<ProgramFeatures>& programs, const std::vector<float>& labels,
+           const std::vector<int>& groups) override {
+    using Clock = std::chrono::steady_clock;
+    auto start = Clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    torch::set_num_threads(s_.threads);
+
+    std::vector<size_t> usable;
+    for (size_t i = 0; i < programs.size(); ++i)
+      if (programs[i].valid && programs[i].num_stmts > 0) usable.push_back(i);
+    if (usable.size() < 2) return;
+    if (!standardized_) standardize(programs, usable);
+
+    // Hold out programs for early stopping (only when there are enough).
+    std::vector<size_t> tr_pos, va_pos, train, valid;
+    double vf = usable.size() >= 20 ? s_.valid_fraction : 0.0;
+    split_indices(usable.size(), vf, rng_(), &tr_pos, &va_pos);
+    for (size_t p : tr_pos) train.push_back(usable[p]);
+    for (size_t p : va_pos) valid.push_back(usable[p]);
+    Packed vpack = pack(programs, valid);
+    std::vector<float> vlabels, vscores;
+    std::vector<int> vgroups;
+    for (size_t i : valid) vlabels.push_back(labels[i]), vgroups.push_back(groups[i]);
+
+    torch::optim::Adam opt(net_->parameters(),
+                           torch::optim::AdamOptions(s_.learning_rate).weight_decay(s_.weight_decay));
+    double best_acc = -1;
+    std::vector<torch::Tensor> best;
+    int since_best = 0;
+    if (!valid.empty()) {
+      best_acc = valid_accuracy(vpack, vlabels, vgroups);
+      best = snapshot();
+    }
+    const size_t bs = static_cast<size_t>(s_.batch_programs);
+    for (int epoch = 0; epoch < s_.max_epochs && elapsed() < s_.max_train_seconds; ++epoch) {
+      net_->train();
+      std::shuffle(train.begin(), train.end(), rng_);
+      for (size_t b = 0; b < train.size(); b += bs) {
+        std::vector<size_t> batch(train.begin() + b, train.begin() + std::min(train.size(), b + bs));
+        if (batch.size() < 2) continue;
+        std::vector<float> y;
+        std::vector<int64_t> g;
+        for (size_t i : batch) y.push_back(labels[i]), g.push_back(groups[i]);
+        torch::Tensor yt = torch::from_blob(y.data(), {static_cast<int64_t>(y.size())}).clone();
+        torch::Tensor gt = torch::from_blob(g.data(), {static_cast<int64_t>(g.size())}, torch::kLong).clone();
+        torch::Tensor s = forward_programs(pack(programs, batch));
+        torch::Tensor diff = s.unsqueeze(1) - s.unsqueeze(0);
+        torch::Tensor mask = (gt.unsqueeze(1) == gt.unsqueeze(0)).logical_and(yt.unsqueeze(1) > yt.unsqueeze(0))
+                                 .to(torch::kFloat);
+        torch::Tensor loss =
+            (torch::softplus(-diff) * mask).sum() / torch::clamp_min(mask.sum(), 1.0) +
+            s_.mse_weight * torch::mse_loss(s, yt);
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+      }
+      if (valid.empty()) continue;
+      double acc = valid_accuracy(vpack, vlabels, vgroups);
+      if (acc > best_acc + 1e-6) {
+        best_acc = acc, best = snapshot(), since_best = 0;
+      } else if (++since_best >= s_.patience) {
+        break;
+      }
+    }
+    if (!best.empty()) restore(best);
+    net_->eval();
+  }
+
+ protected:
+  std::string serialize() const override {
+    std::string out;
+    auto put = [&](const void* p, size_t n) { out.append(static_cast<const char*>(p), n); };
+    uint64_t std_flag = standardized_ ? 1 : 0;
+    put(&std_flag, sizeof std_flag);
+    for (const auto& t : tensors()) {
+      torch::Tensor c = t.detach().contiguous();
+      uint64_t n = static_cast<uint64_t>(c.numel());
+      put(&n, sizeof n);
+      put(c.data_ptr<float>(), n * sizeof(float));
+    }
+    return out;
+  }
+
+  void deserialize(const std::string& p) override {
+    size_t pos = 0;
+    auto get = [&](void* dst, size_t n) {
+      if (pos + n > p.size()) throw LoomError("mlp model: truncated payload");
+      std::memcpy(dst, p.data() + pos, n);
+      pos += n;
+    };
+    uint64_t std_flag = 0;
+    get(&std_flag, sizeof std_flag);
+    torch::NoGradGuard no_grad;
+    for (auto& t : tensors()) {
+      uint64_t n = 0;
+      get(&n, sizeof n);
+      if (n != static_cast<uint64_t>(t.numel()))
+        throw LoomError("mlp model: payload does not match the network shape in its settings");
+      std::vector<float> v(n);
+      get(v.data(), n * sizeof(float));
+      t.copy_(torch::from_blob(v.data(), t.sizes()));
+    }
+    standardized_ = std_flag != 0;
+    net_->eval();
+  }
+
+ private:
+  torch::Tensor forward_programs(const Packed& p) {
+    torch::Tensor out = torch::zeros({p.num_programs});
+    if (p.rows.size(0) == 0) return out;
+    return out.index_add(0, p.seg, net_->forward(p.rows));
+  }
+
+  double valid_accuracy(const Packed& vpack, const std::vector<float>& y, const std::vector<int>& g) {
+    torch::NoGradGuard no_grad;
+    net_->eval();
+    torch::Tensor s = forward_programs(vpack).contiguous();
+    std::vector<float> sv(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
+    return pairwise_accuracy(sv, y, g);
+  }
+
+  void standardize(const std::vector<ProgramFeatures>& programs, const std::vector<size_t>& idx) {
+    torch::NoGradGuard no_grad;
+    torch::Tensor rows = pack(programs, idx).rows;
+    net_->mean.copy_(rows.mean(0));
+    net_->inv_std.copy_(1.0 / torch::clamp_min(rows.std(0, /*unbiased=*/false), 1e-3));
+    standardized_ = true;
+  }
+
+  // Parameters then buffers, in registration order (the payload order).
+  std::vector<torch::Tensor> tensors() const {
+    std::vector<torch::Tensor> t = net_->parameters();
+    for (const auto& b : net_->buffers()) t.push_back(b);
+    return t;
+  }
+  std::vector<torch::Tensor> snapshot() const {
+    std::vector<torch::Tensor> s;
+    for (const auto& t : net_->parameters()) s.push_back(t.detach().clone());
+    return s;
+  }
+  void restore(const std::vector<torch::Tensor>& s) {
+    torch::NoGradGuard no_grad;
+    auto params = net_->parameters();
+    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(s[i]);
+  }
+
+  MlpSettings s_;
+  Net net_;
+  std::mt19937_64 rng_;
+  bool standardized_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<CostModel> make_mlp_model(const MlpSettings& settings) {
+  return std::make_unique<MlpModel>(settings);
+}
+
+}  // namespace loom

@@ -1,0 +1,35 @@
+// The default cost model: a small per-statement MLP in LibTorch whose outputs
+// are summed per program (only mlp_model.cc includes LibTorch).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/cost_model.h"
+
+namespace loom {
+
+struct MlpSettings {
+  int hidden = 128;               // width of each hidden layer
+  int layers = 2;                 // hidden layers (ReLU)
+  double learning_rate = 2e-3;    // Adam
+  double weight_decay = 1e-5;     // Adam (L2)
+  int batch_programs = 256;       // programs per minibatch
+  int max_epochs = 150;           // per fit
+  int patience = 15;              // epochs without validation improvement before stopping
+  double valid_fraction = 0.15;   // programs held out for early stopping
+  double max_train_seconds = 10;  // wall-clock bound per fit (checked per epoch)
+  double mse_weight = 0.1;        // weight of the MSE term next to the pairwise rank loss
+  int threads = 1;                // torch intra-op threads (training and inference)
+  int seed = 0;
+
+  // Strict: unknown keys or out-of-range values throw LoomError naming `where.key`.
+  static MlpSettings from_json(const nlohmann::json& j, const std::string& where = "mlp");
+  nlohmann::json to_json() const;
+};
+
+std::unique_ptr<CostModel> make_mlp_model(const MlpSettings& settings = {});
+
+}  // namespace loom

@@ -1,0 +1,88 @@
+#include "costmodel/training_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include "costmodel/metrics.h"
+#include "ir/error.h"
+
+#include "measure/records.h"
+
+namespace loom {
+
+std::vector<TrainingRecord> read_training_records(const std::vector<std::string>& paths,
+                                                  RecordLoadStats* stats) {
+  RecordLoadStats st;
+  std::vector<TrainingRecord> out;
+  std::map<std::string, std::shared_ptr<const Task>> tasks;  // one DAG per task key
+  for (const auto& path : paths) {
+    LoadReport report;
+    std::vector<MeasureRecord> records = load_records(path, &report, /*warn=*/false);
+    st.lines += static_cast<size_t>(report.lines);
+    st.skipped += static_cast<size_t>(report.skipped);
+    if (st.first_problem.empty() && !report.warnings.empty()) st.first_problem = report.warnings[0];
+    for (auto& rec : records) {
+      std::string key = rec.task.key();
+      auto it = tasks.find(key);
+      if (it == tasks.end()) it = tasks.emplace(key, std::make_shared<const Task>(rec.task)).first;
+      TrainingRecord r;
+      r.task = it->second;
+      try {
+        r.state = State::from_json(r.task->dag, rec.steps);
+      } catch (const std::exception& e) {
+        ++st.skipped;
+        if (st.first_problem.empty()) st.first_problem = path + ": steps do not replay: " + e.what();
+        continue;
+      }
+      if (rec.result.ok()) r.cost_s = rec.result.median_s();
+      else ++st.failed;
+      out.push_back(std::move(r));
+      ++st.records;
+    }
+  }
+  if (stats) *stats = st;
+  return out;
+}
+
+void split_records(const std::vector<TrainingRecord>& records, const std::string& mode, double test_fraction,
+                   uint64_t seed, std::vector<size_t>* train, std::vector<size_t>* test) {
+  train->clear();
+  test->clear();
+  if (mode == "none") {
+    for (size_t i = 0; i < records.size(); ++i) train->push_back(i);
+  } else if (mode == "record") {
+    split_indices(records.size(), test_fraction, seed, train, test);
+  } else if (mode == "task") {
+    std::vector<std::string> keys;
+    for (const auto& r : records) {
+      std::string k = r.task ? r.task->key() : "";
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+    std::sort(keys.begin(), keys.end());
+    std::shuffle(keys.begin(), keys.end(), std::mt19937_64(seed));
+    size_t n_test = static_cast<size_t>(std::llround(test_fraction * static_cast<double>(keys.size())));
+    if (keys.size() >= 2) n_test = std::clamp<size_t>(n_test, 1, keys.size() - 1);
+    std::set<std::string> test_keys(keys.begin(), keys.begin() + std::min(n_test, keys.size()));
+    for (size_t i = 0; i < records.size(); ++i)
+      (test_keys.count(records[i].task ? records[i].task->key() : "") ? test : train)->push_back(i);
+  } else {
+    throw LoomError("unknown split '" + mode + "' (expected task, record or none)");
+  }
+}
+
+FeatureDataset make_feature_dataset(const std::vector<TrainingRecord>& records, const FeatureOptions& options) {
+  std::vector<State> states;
+  for (const auto& r : records) states.push_back(r.state);
+  FeatureDataset d;
+  d.programs = extract_features(states, options);
+  for (const auto& r : records) {
+    d.costs.push_back(r.cost_s);
+    d.groups.push_back(d.group_of(r.task ? r.task->key() : ""));
+  }
+  return d;
+}
+
+}  // namespace loom

@@ -1,0 +1,35 @@
+// Training data for the cost model from measure-record logs (measure/records.h).
+// A record's cost is the median of its costs_s; records with an error are
+// kept with cost +inf (they train as "slowest" and are left out of ranking
+// metrics). Malformed or truncated lines, and records whose steps do not
+// replay, are skipped and counted.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_model.h"
+
+namespace loom {
+
+struct RecordLoadStats {
+  size_t lines = 0, records = 0, failed = 0, skipped = 0;
+  std::string first_problem;  // "FILE:LINE: why" of the first skipped line
+};
+
+// Throws LoomError when a file cannot be opened.
+std::vector<TrainingRecord> read_training_records(const std::vector<std::string>& paths,
+                                                  RecordLoadStats* stats = nullptr);
+
+// Held-out split for evaluation. "task": a `test_fraction` of the distinct
+// tasks (at least one, never all when there are two or more) go to the test
+// side; "record": that fraction of the records, tasks mixed; "none": all
+// records train, none test. Deterministic for a seed and record order.
+void split_records(const std::vector<TrainingRecord>& records, const std::string& mode, double test_fraction,
+                   uint64_t seed, std::vector<size_t>* train, std::vector<size_t>* test);
+
+// Features of every record (in parallel), grouped by task key.
+FeatureDataset make_feature_dataset(const std::vector<TrainingRecord>& records,
+                                    const FeatureOptions& options = {});
+
+}  // namespace loom

@@ -1,0 +1,145 @@
+#include "experiments/config.h"
+
+#include <filesystem>
+
+#include "experiments/task_file.h"
+#include "ir/error.h"
+
+namespace loom {
+
+namespace {
+
+void check_keys(const nlohmann::json& j, const std::string& path, std::initializer_list<const char*> keys) {
+  if (!j.is_object()) throw LoomError(path + ": expected an object");
+  for (const auto& [k, v] : j.items()) {
+    bool known = false;
+    for (const char* key : keys) known |= k == key;
+    if (!known) throw LoomError((path.empty() ? "" : path + ".") + k + ": unknown key");
+  }
+}
+
+double number(const nlohmann::json& j, const std::string& path, double lo, double hi) {
+  if (!j.is_number()) throw LoomError(path + ": expected a number, got " + j.dump());
+  double v = j.get<double>();
+  if (v < lo || v > hi) throw LoomError(path + ": expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v;
+}
+
+int integer(const nlohmann::json& j, const std::string& path, int lo, int hi) {
+  if (!j.is_number_integer()) throw LoomError(path + ": expected an integer, got " + j.dump());
+  int64_t v = j.get<int64_t>();
+  if (v < lo || v > hi) throw LoomError(path + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int>(v);
+}
+
+std::string string(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_string()) throw LoomError(path + ": expected a string, got " + j.dump());
+  return j.get<std::string>();
+}
+
+}  // namespace
+
+MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::string& path) {
+  MeasureOptions m;
+  if (j.is_null()) return m;
+  check_keys(j, path, {"repeat", "min_repeat_ms", "flush_cache", "build_timeout_s", "run_timeout_s",
+                       "n_parallel_builds", "max_memory_mb", "rtol", "atol"});
+  if (j.contains("repeat")) m.repeat = integer(j["repeat"], path + ".repeat", 1, 1000);
+  if (j.contains("min_repeat_ms")) m.min_repeat_ms = number(j["min_repeat_ms"], path + ".min_repeat_ms", 0, 1e6);
+  if (j.contains("flush_cache")) {
+    if (!j["flush_cache"].is_boolean()) throw LoomError(path + ".flush_cache: expected true or false");
+    m.flush_cache = j["flush_cache"].get<bool>();
+  }
+  if (j.contains("build_timeout_s")) m.build_timeout_s = number(j["build_timeout_s"], path + ".build_timeout_s", 0.1, 1e5);
+  if (j.contains("run_timeout_s")) m.run_timeout_s = number(j["run_timeout_s"], path + ".run_timeout_s", 0.01, 1e5);
+  if (j.contains("n_parallel_builds")) m.n_parallel_builds = integer(j["n_parallel_builds"], path + ".n_parallel_builds", 1, 256);
+  if (j.contains("max_memory_mb")) m.max_memory_mb = integer(j["max_memory_mb"], path + ".max_memory_mb", 0, 1 << 24);
+  if (j.contains("rtol")) m.rtol = number(j["rtol"], path + ".rtol", 0, 1);
+  if (j.contains("atol")) m.atol = number(j["atol"], path + ".atol", 0, 1e3);
+  return m;
+}
+
+nlohmann::json measure_options_to_json(const MeasureOptions& m) {
+  return {{"repeat", m.repeat}, {"min_repeat_ms", m.min_repeat_ms}, {"flush_cache", m.flush_cache},
+          {"build_timeout_s", m.build_timeout_s}, {"run_timeout_s", m.run_timeout_s},
+          {"n_parallel_builds", m.n_parallel_builds}, {"max_memory_mb", m.max_memory_mb},
+          {"rtol", m.rtol}, {"atol", m.atol}};
+}
+
+ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
+  check_keys(j, "", {"name", "comment", "target", "tasks", "search", "cost_model", "measure", "log"});
+  ExperimentConfig c;
+  if (j.contains("name")) c.name = string(j["name"], "name");
+  if (j.contains("target")) {
+    try {
+      c.target = Target::parse(string(j["target"], "target"));
+    } catch (const LoomError& e) {
+      std::string m = e.what();
+      throw LoomError(m.rfind("target", 0) == 0 ? m : "target: " + m);
+    }
+  }
+  if (!j.contains("tasks") || !j["tasks"].is_array() || j["tasks"].empty())
+    throw LoomError("tasks: expected a non-empty array of tasks");
+  for (size_t i = 0; i < j["tasks"].size(); ++i) {
+    const auto& t = j["tasks"][i];
+    std::string path = "tasks[" + std::to_string(i) + "]";
+    check_keys(t, path, {"workload", "params", "weight", "comment"});
+    ConfigTask ct;
+    if (t.contains("weight")) ct.weight = number(t["weight"], path + ".weight", 0, 1e12);
+    nlohmann::json tj = {{"workload", t.value("workload", nlohmann::json())},
+                         {"params", t.value("params", nlohmann::json::object())},
+                         {"target", c.target.to_string()}};
+    ct.task = Task::from_json(tj, path);
+    c.tasks.push_back(ct);
+  }
+  if (j.contains("search")) c.search = SearchSettings::from_json(j["search"], "search");
+  if (j.contains("cost_model")) {
+    const auto& m = j["cost_model"];
+    check_keys(m, "cost_model", {"kind", "options", "pretrained"});
+    if (m.contains("kind")) {
+      c.cost_model = string(m["kind"], "cost_model.kind");
+      if (c.cost_model != "mlp" && c.cost_model != "xgb" && c.cost_model != "random")
+        throw LoomError("cost_model.kind: expected \"mlp\", \"xgb\" or \"random\"");
+    }
+    if (m.contains("options")) {
+      if (!m["options"].is_object()) throw LoomError("cost_model.options: expected an object");
+      c.cost_model_options = m["options"];
+    }
+    if (m.contains("pretrained")) c.pretrained_model = string(m["pretrained"], "cost_model.pretrained");
+  }
+  if (j.contains("measure")) c.measure = measure_options_from_json(j["measure"], "measure");
+  if (j.contains("log")) c.log_path = string(j["log"], "log");
+  return c;
+}
+
+ExperimentConfig ExperimentConfig::load(const std::string& path) {
+  ExperimentConfig c;
+  try {
+    c = from_json(read_json_file(path));
+  } catch (const LoomError& e) {
+    std::string m = e.what();
+    if (m.rfind(path, 0) == 0) throw;
+    throw LoomError(path + ": " + m);
+  }
+  if (c.log_path.empty()) {
+    std::filesystem::path p(path);
+    c.log_path = (p.parent_path() / (c.name + ".jsonl")).string();
+  }
+  return c;
+}
+
+nlohmann::json ExperimentConfig::to_json() const {
+  nlohmann::json out = {{"name", name},
+                        {"target", target.to_string()},
+                        {"search", search.to_json()},
+                        {"cost_model", {{"kind", cost_model}, {"options", cost_model_options}, {"pretrained", pretrained_model}}},
+                        {"measure", measure_options_to_json(measure)},
+                        {"log", log_path}};
+  nlohmann::json tl = nlohmann::json::array();
+  for (const auto& t : this->tasks)
+    tl.push_back({{"workload", t.task.workload}, {"params", t.task.params}, {"weight", t.weight}});
+  out["tasks"] = tl;
+  return out;
+}
+
+}  // namespace loom

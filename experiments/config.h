@@ -1,0 +1,44 @@
+// Experiment configs: the JSON file `loom tune` (and later `loom report`,
+// `loom baseline`) reads. Parsed strictly: an unknown key or a wrong type is a
+// LoomError naming its JSON path ("tasks[2].params.K: expected a positive
+// integer"). The full schema is documented in experiments/README.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "measure/measurer.h"
+#include "measure/task.h"
+#include "search/search_settings.h"
+#include "sketch/sketch_task.h"
+
+namespace loom {
+
+struct ConfigTask {
+  Task task;
+  double weight = 1;
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  Target target;
+  std::vector<ConfigTask> tasks;
+  SearchSettings search;
+  std::string cost_model = "mlp";               // mlp | xgb | random
+  nlohmann::json cost_model_options = nlohmann::json::object();
+  std::string pretrained_model;                 // a saved model to start from ("" = none)
+  MeasureOptions measure;
+  std::string log_path;                         // "" = <name>.jsonl beside the config
+
+  static ExperimentConfig from_json(const nlohmann::json& j);
+  static ExperimentConfig load(const std::string& path);
+  // Every effective setting, defaults included (echoed at start-up).
+  nlohmann::json to_json() const;
+};
+
+MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::string& path);
+nlohmann::json measure_options_to_json(const MeasureOptions& m);
+
+}  // namespace loom

@@ -1,0 +1,199 @@
+// loom costmodel train|eval: fit a cost model on record logs, and measure how
+// well a saved model ranks the programs of record logs.
+//
+//   loom costmodel train LOG... --model mlp|xgb|random --out FILE
+//        [--settings JSON|@FILE] [--split task|record|none] [--test-fraction F]
+//        [--seed N] [--threads N] [--k K] [--json]
+//     Trains on the records (the train side of the split) and, when the split
+//     leaves a test side, reports the ranking metrics on it.
+//   loom costmodel eval FILE LOG... [--split ...] [--test-fraction F] [--seed N]
+//        [--threads N] [--k K] [--json]
+//     Ranking metrics of a saved model on the records (the test side of the
+//     split: the same options as `train` select the same held-out records).
+//
+//   loom costmodel collect WORKLOAD ... (costmodel_collect.cc): measure random
+//     schedules into a log.
+//
+// Metrics are computed within each task over the successfully measured
+// records: pairwise accuracy, top-1 / top-k recall of the truly best
+// programs, best-of-top-k relative to the best, Spearman correlation.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "costmodel/cost_model.h"
+#include "costmodel/metrics.h"
+#include "costmodel/training_data.h"
+#include "experiments/verbs.h"
+#include "ir/error.h"
+
+namespace loom::cli {
+
+namespace {
+
+struct Options {
+  std::vector<std::string> positional;
+  std::string model = "mlp", out, split = "none";
+  nlohmann::json settings = nlohmann::json::object();
+  double test_fraction = 0.2;
+  uint64_t seed = 0;
+  int threads = 0, k = 10;
+  bool json = false;
+};
+
+std::string value(const Args& a, size_t& i) {
+  if (i + 1 >= a.size()) throw LoomError(a[i] + " needs a value");
+  return a[++i];
+}
+
+double number(const std::string& flag, const std::string& v, double lo, double hi) {
+  try {
+    size_t used = 0;
+    double d = std::stod(v, &used);
+    if (used != v.size() || d < lo || d > hi) throw std::invalid_argument("x");
+    return d;
+  } catch (const std::exception&) {
+    std::ostringstream os;
+    os << flag << ": expected a number in [" << lo << ", " << hi << "], got '" << v << "'";
+    throw LoomError(os.str());
+  }
+}
+
+Options parse(const Args& a, bool train) {
+  Options o;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (train && f == "--model") o.model = value(a, i);
+    else if (train && f == "--out") o.out = value(a, i);
+    else if (train && f == "--settings") {
+      std::string v = value(a, i), text = v;
+      if (!v.empty() && v[0] == '@') {
+        std::ifstream in(v.substr(1));
+        if (!in) throw LoomError("--settings: cannot read '" + v.substr(1) + "'");
+        std::stringstream ss;
+        ss << in.rdbuf();
+        text = ss.str();
+      }
+      o.settings = nlohmann::json::parse(text, nullptr, false);
+      if (o.settings.is_discarded() || !o.settings.is_object())
+        throw LoomError("--settings: expected a JSON object");
+    } else if (f == "--split") {
+      o.split = value(a, i);
+      if (o.split != "task" && o.split != "record" && o.split != "none")
+        throw LoomError("--split: expected task, record or none, got '" + o.split + "'");
+    } else if (f == "--test-fraction") o.test_fraction = number(f, value(a, i), 0.0, 0.95);
+    else if (f == "--seed") o.seed = static_cast<uint64_t>(number(f, value(a, i), 0, 1e15));
+    else if (f == "--threads") o.threads = static_cast<int>(number(f, value(a, i), 1, 1024));
+    else if (f == "--k") o.k = static_cast<int>(number(f, value(a, i), 1, 1e6));
+    else if (f == "--json") o.json = true;
+    else if (!f.empty() && f[0] == '-') throw LoomError("unknown option " + f);
+    else o.positional.push_back(f);
+  }
+  return o;
+}
+
+std::vector<TrainingRecord> load(const std::vector<std::string>& logs) {
+  RecordLoadStats st;
+  auto records = read_training_records(logs, &st);
+  std::printf("records: %zu from %zu log(s) (%zu failed measurements, %zu lines skipped)\n", st.records,
+              logs.size(), st.failed, st.skipped);
+  if (!st.first_problem.empty()) std::printf("  first skipped line: %s\n", st.first_problem.c_str());
+  if (records.empty()) throw LoomError("no usable records in the logs");
+  return records;
+}
+
+size_t count_tasks(const std::vector<TrainingRecord>& r, const std::vector<size_t>& idx) {
+  std::vector<std::string> keys;
+  for (size_t i : idx) keys.push_back(r[i].task->key());
+  std::sort(keys.begin(), keys.end());
+  return static_cast<size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
+}
+
+// Scores the records `idx` and prints (and returns) the ranking metrics.
+RankingMetrics evaluate(CostModel& m, const std::vector<TrainingRecord>& records, const std::vector<size_t>& idx,
+                        const Options& o) {
+  std::vector<TrainingRecord> sel;
+  for (size_t i : idx) sel.push_back(records[i]);
+  auto t0 = std::chrono::steady_clock::now();
+  FeatureDataset d = make_feature_dataset(sel, m.feature_options());
+  std::vector<float> scores = m.predict_features(d.programs);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<float> labels = d.normalized_throughput();
+  for (size_t i = 0; i < sel.size(); ++i)
+    if (!(labels[i] > 0)) labels[i] = -1;  // failed or unlowerable: left out
+  RankingMetrics r = ranking_metrics(scores, labels, d.groups, o.k);
+  std::printf("%s on %zu held-out records (features + predict %.2f s):\n  %s\n", m.name().c_str(), sel.size(),
+              secs, r.to_string().c_str());
+  if (o.json)
+    std::printf("%s\n", nlohmann::json({{"model", m.name()},
+                                        {"split", o.split},
+                                        {"pairwise_accuracy", r.pairwise_accuracy},
+                                        {"top1_recall", r.top1_recall},
+                                        {"topk_recall", r.topk_recall},
+                                        {"topk_score", r.topk_score},
+                                        {"spearman", r.spearman},
+                                        {"k", r.k},
+                                        {"programs", r.num_programs},
+                                        {"tasks", r.num_tasks}})
+                            .dump()
+                            .c_str());
+  return r;
+}
+
+int train(const Args& args) {
+  Options o = parse(args, true);
+  if (o.positional.empty() || o.out.empty())
+    throw LoomError("usage: loom costmodel train LOG... --model mlp|xgb|random --out FILE");
+  auto model = make_cost_model(o.model, o.settings);
+  if (o.threads) model->feature_options().num_threads = o.threads;
+  std::printf("model: %s  settings: %s\n", model->name().c_str(), model->settings_json().dump().c_str());
+  std::printf("split: %s  test-fraction: %g  seed: %llu  k: %d\n", o.split.c_str(), o.test_fraction,
+              static_cast<unsigned long long>(o.seed), o.k);
+  auto records = load(o.positional);
+  std::vector<size_t> tr, te;
+  split_records(records, o.split, o.test_fraction, o.seed, &tr, &te);
+  std::printf("train: %zu records over %zu tasks; test: %zu records over %zu tasks\n", tr.size(),
+              count_tasks(records, tr), te.size(), count_tasks(records, te));
+  std::vector<TrainingRecord> train_set;
+  for (size_t i : tr) train_set.push_back(records[i]);
+  auto t0 = std::chrono::steady_clock::now();
+  model->update(train_set);
+  std::printf("trained in %.2f s (features + fit)\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  model->save(o.out);
+  std::printf("saved %s\n", o.out.c_str());
+  if (!te.empty()) evaluate(*model, records, te, o);
+  return kExitOk;
+}
+
+int eval(const Args& args) {
+  Options o = parse(args, false);
+  if (o.positional.size() < 2) throw LoomError("usage: loom costmodel eval FILE LOG...");
+  auto model = load_cost_model(o.positional[0]);
+  if (o.threads) model->feature_options().num_threads = o.threads;
+  std::printf("model: %s (%s)  settings: %s\n", model->name().c_str(), o.positional[0].c_str(),
+              model->settings_json().dump().c_str());
+  std::printf("split: %s  test-fraction: %g  seed: %llu  k: %d\n", o.split.c_str(), o.test_fraction,
+              static_cast<unsigned long long>(o.seed), o.k);
+  auto records = load(std::vector<std::string>(o.positional.begin() + 1, o.positional.end()));
+  std::vector<size_t> tr, te;
+  split_records(records, o.split, o.test_fraction, o.seed, &tr, &te);
+  if (o.split == "none") te = tr;  // evaluate on everything
+  if (te.empty()) throw LoomError("the split leaves no records to evaluate");
+  evaluate(*model, records, te, o);
+  return kExitOk;
+}
+
+}  // namespace
+
+int costmodel_verb(const Args& args) {
+  if (args.empty()) throw LoomError("usage: loom costmodel train|eval|collect ... (see loom help)");
+  Args rest(args.begin() + 1, args.end());
+  if (args[0] == "train") return train(rest);
+  if (args[0] == "eval") return eval(rest);
+  if (args[0] == "collect") return costmodel_collect(rest);
+  throw LoomError("unknown costmodel command '" + args[0] + "' (expected train, eval or collect)");
+}
+
+}  // namespace loom::cli

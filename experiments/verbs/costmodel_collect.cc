@@ -1,0 +1,104 @@
+// loom costmodel collect: measure random schedules of one task into a record
+// log — training and evaluation data for the cost model, independent of any
+// search (the sketch sampler draws the programs, the measurer times them).
+//
+//   loom costmodel collect WORKLOAD [--params JSON] [--target STR] --n N --log FILE
+//        [--seed S] [--batch B] [--repeat R] [--min-repeat-ms MS]
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "experiments/verbs.h"
+#include "ir/error.h"
+#include "measure/measurer.h"
+#include "measure/records.h"
+#include "measure/task.h"
+#include "sketch/sketch_policy.h"
+
+namespace loom::cli {
+
+namespace {
+
+std::string next(const Args& a, size_t& i) {
+  if (i + 1 >= a.size()) throw LoomError(a[i] + " needs a value");
+  return a[++i];
+}
+
+int positive(const std::string& flag, const std::string& v) {
+  try {
+    size_t used = 0;
+    int x = std::stoi(v, &used);
+    if (used != v.size() || x < 1) throw std::invalid_argument("x");
+    return x;
+  } catch (const std::exception&) {
+    throw LoomError(flag + ": expected a positive integer, got '" + v + "'");
+  }
+}
+
+}  // namespace
+
+int costmodel_collect(const Args& a) {
+  std::string workload, log_path, target = "cpu -threads=1";
+  nlohmann::json params = nlohmann::json::object();
+  int n = 0, batch = 64;
+  uint64_t seed = 0;
+  MeasureOptions mo;
+  mo.repeat = 2;
+  mo.min_repeat_ms = 5;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--params") {
+      params = nlohmann::json::parse(next(a, i), nullptr, false);
+      if (params.is_discarded() || !params.is_object()) throw LoomError("--params: expected a JSON object");
+    } else if (f == "--target") target = next(a, i);
+    else if (f == "--n") n = positive(f, next(a, i));
+    else if (f == "--log") log_path = next(a, i);
+    else if (f == "--seed") seed = static_cast<uint64_t>(positive(f, next(a, i)));
+    else if (f == "--batch") batch = positive(f, next(a, i));
+    else if (f == "--repeat") mo.repeat = positive(f, next(a, i));
+    else if (f == "--min-repeat-ms") mo.min_repeat_ms = positive(f, next(a, i));
+    else if (!f.empty() && f[0] == '-') throw LoomError("unknown option " + f);
+    else if (workload.empty()) workload = f;
+    else throw LoomError("collect takes one WORKLOAD");
+  }
+  if (workload.empty() || n == 0 || log_path.empty())
+    throw LoomError("usage: loom costmodel collect WORKLOAD [--params JSON] --n N --log FILE");
+
+  Task task = Task::make(workload, params, Target::parse(target));
+  SketchTask st;
+  st.dag = task.dag;
+  st.threads = task.target.threads;
+  SketchPolicy policy(st);
+  std::mt19937_64 rng(seed);
+  std::printf("collect: %s  target: %s  n: %d  batch: %d  seed: %llu  repeat: %d  min-repeat-ms: %g  "
+              "sketches: %zu\n",
+              task.description().c_str(), task.target.to_string().c_str(), n, batch,
+              static_cast<unsigned long long>(seed), mo.repeat, mo.min_repeat_ms, policy.sketches().size());
+  std::vector<State> states = policy.sample(n, rng);
+  if (states.empty()) throw LoomError("the sampler produced no programs for " + task.description());
+
+  Measurer measurer(mo);
+  RecordLog log(log_path);
+  int done = 0, errors = 0;
+  double best = 1e30;
+  for (size_t b = 0; b < states.size(); b += static_cast<size_t>(batch)) {
+    std::vector<State> chunk(states.begin() + b,
+                             states.begin() + std::min(states.size(), b + static_cast<size_t>(batch)));
+    std::vector<MeasureResult> res = measurer.measure(task, chunk);
+    std::vector<nlohmann::json> steps;
+    for (const auto& s : chunk) steps.push_back(s.steps_json());
+    log.append(task, steps, res);
+    for (const auto& r : res) {
+      if (r.ok()) best = std::min(best, r.median_s());
+      else ++errors;
+    }
+    done += static_cast<int>(chunk.size());
+    std::printf("  %d/%zu measured, %d errors, best %.3f ms (%.1f GFLOP/s), batch %.1f s\n", done,
+                states.size(), errors, best * 1e3, task.dag->flop_count() / best / 1e9,
+                measurer.last_stats().wall_s);
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,55 @@
+// loom tune CONFIG.json: tune every task of an experiment config, writing the
+// log as it goes. Prints every effective setting first, a progress line per
+// measured round, and a summary table at the end. Ctrl-C stops after the
+// current batch with the log intact; a second Ctrl-C exits at once.
+#include <csignal>
+#include <cstdio>
+
+#include "experiments/config.h"
+#include "experiments/verbs.h"
+#include "search/tuner.h"
+
+namespace loom::cli {
+
+namespace {
+void on_sigint(int) {
+  Tuner::request_stop();
+  std::signal(SIGINT, SIG_DFL);
+}
+}  // namespace
+
+int tune_verb(const Args& args) {
+  std::string file;
+  int trials = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--trials" && i + 1 < args.size()) trials = std::stoi(args[++i]);
+    else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
+    else if (file.empty()) file = args[i];
+    else throw LoomError("tune takes one CONFIG.json");
+  }
+  if (file.empty()) throw LoomError("usage: loom tune CONFIG.json [--trials N]");
+  ExperimentConfig cfg = ExperimentConfig::load(file);
+  if (trials > 0) cfg.search.num_trials = trials;
+
+  std::printf("loom tune %s\nsettings: %s\n", file.c_str(), cfg.to_json().dump().c_str());
+  std::unique_ptr<CostModel> model = cfg.pretrained_model.empty()
+                                         ? make_cost_model(cfg.cost_model, cfg.cost_model_options)
+                                         : load_cost_model(cfg.pretrained_model);
+  std::printf("cost model: %s %s\n", model->name().c_str(), model->settings_json().dump().c_str());
+  std::vector<TuneTask> tasks;
+  for (const auto& t : cfg.tasks) tasks.push_back({std::make_shared<const Task>(t.task), t.weight});
+  TunerOptions opts;
+  opts.search = cfg.search;
+  opts.measure = cfg.measure;
+  opts.log_path = cfg.log_path;
+  std::fflush(stdout);
+  Tuner tuner(std::move(tasks), opts, std::move(model));
+  std::signal(SIGINT, on_sigint);
+  tuner.run();
+  std::signal(SIGINT, SIG_DFL);
+  std::printf("\n%s", tuner.summary_table().c_str());
+  std::printf("log: %s\n", cfg.log_path.c_str());
+  return kExitOk;
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,138 @@
+#include "measure/measurer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ir/error.h"
+#include "measure/batch_runner.h"
+#include "measure/reference_data.h"
+
+#ifndef LOOM_WORKER_DEFAULT_PATH
+#define LOOM_WORKER_DEFAULT_PATH ""
+#endif
+
+namespace loom {
+
+struct Measurer::Impl {
+  std::vector<std::unique_ptr<WorkerSlot>> slots;
+  std::string tmpdir;
+  std::map<std::string, std::string> reference_files;  // task key -> path
+};
+
+namespace {
+
+bool is_executable(const std::string& p) {
+  struct stat st{};
+  return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+std::map<int, std::string> faults_from_env() {
+  std::map<int, std::string> out;
+  const char* env = std::getenv("LOOM_TEST_FAULT");
+  if (!env || !*env) return out;
+  std::string s = env;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t colon = item.find(':');
+    if (colon == std::string::npos) throw LoomError("LOOM_TEST_FAULT: expected INDEX:KIND items, got '" + item + "'");
+    try {
+      out[std::stoi(item.substr(0, colon))] = item.substr(colon + 1);
+    } catch (const std::exception&) {
+      throw LoomError("LOOM_TEST_FAULT: bad candidate index in '" + item + "'");
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string find_worker_executable() {
+  std::vector<std::string> tried;
+  if (const char* env = std::getenv("LOOM_WORKER"); env && *env) {
+    if (is_executable(env)) return env;
+    throw LoomError(std::string("LOOM_WORKER=") + env + " is not an executable file");
+  }
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    dir = dir.substr(0, dir.rfind('/'));
+    std::string p = dir + "/loom_worker";
+    if (is_executable(p)) return p;
+    tried.push_back(p);
+  }
+  std::string def = LOOM_WORKER_DEFAULT_PATH;
+  if (is_executable(def)) return def;
+  if (!def.empty()) tried.push_back(def);
+  std::string msg = "cannot find the loom_worker executable (set LOOM_WORKER; tried";
+  for (const auto& t : tried) msg += " " + t;
+  throw LoomError(msg + ")");
+}
+
+Measurer::Measurer(MeasureOptions opts) : opts_(std::move(opts)), impl_(std::make_unique<Impl>()) {
+  if (opts_.repeat < 1) throw LoomError("measure: repeat must be at least 1");
+  if (opts_.n_parallel_builds < 1) throw LoomError("measure: n_parallel_builds must be at least 1");
+  if (opts_.build_timeout_s <= 0 || opts_.run_timeout_s <= 0)
+    throw LoomError("measure: timeouts must be positive");
+  worker_path_ = find_worker_executable();
+  for (const auto& [i, f] : faults_from_env()) opts_.test_faults[i] = f;
+  for (int i = 0; i < opts_.n_parallel_builds; ++i) impl_->slots.push_back(std::make_unique<WorkerSlot>());
+}
+
+Measurer::~Measurer() {
+  for (auto& s : impl_->slots) s->proc.shutdown(0.5);
+  for (const auto& [key, path] : impl_->reference_files) std::remove(path.c_str());
+  if (!impl_->tmpdir.empty()) ::rmdir(impl_->tmpdir.c_str());
+}
+
+std::vector<MeasureResult> Measurer::measure(const Task& task, const std::vector<State>& states) {
+  std::vector<nlohmann::json> steps;
+  steps.reserve(states.size());
+  for (const State& s : states)
+    steps.push_back(s.defined() ? s.steps_json() : nlohmann::json("undefined state"));
+  return measure_steps(task, steps);
+}
+
+std::vector<MeasureResult> Measurer::measure_steps(const Task& task,
+                                                   const std::vector<nlohmann::json>& steps) {
+  auto t0 = std::chrono::steady_clock::now();
+  stats_ = MeasureBatchStats{};
+  stats_.candidates = static_cast<int>(steps.size());
+  if (!task.dag) throw LoomError("measure: task has no DAG");
+  if (task.target.kind != "cpu") throw LoomError("measure: only cpu targets are supported so far");
+
+  const std::string key = task.key();
+  auto it = impl_->reference_files.find(key);
+  if (it == impl_->reference_files.end()) {
+    if (impl_->tmpdir.empty()) {
+      const char* base = std::getenv("TMPDIR");
+      std::string tmpl = std::string(base && *base ? base : "/tmp") + "/loom-measure-XXXXXX";
+      if (!::mkdtemp(tmpl.data())) throw LoomError("measure: cannot create a temp directory in " + tmpl);
+      impl_->tmpdir = tmpl;
+    }
+    ReferenceData ref = compute_reference(task);
+    stats_.reference_s = ref.compute_s;
+    std::string path = impl_->tmpdir + "/ref-" + std::to_string(impl_->reference_files.size()) + ".bin";
+    write_reference_file(path, ref);
+    it = impl_->reference_files.emplace(key, path).first;
+  }
+
+  BatchInput in;
+  in.task = &task;
+  in.task_key = key;
+  in.reference_path = it->second;
+  in.steps = &steps;
+  in.faults = opts_.test_faults;
+  auto results = run_batch(in, opts_, worker_path_, impl_->slots, stats_);
+  stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return results;
+}
+
+}  // namespace loom

@@ -1,0 +1,115 @@
+// Measuring candidate schedules honestly (DESIGN.md §5).
+//
+//   Measurer m(opts);
+//   std::vector<MeasureResult> r = m.measure(task, states);
+//
+// Candidates are built and run in a small pool of long-lived worker processes
+// (the `loom_worker` executable, measure/worker/) that talk to the tuner over
+// Unix sockets (measure/protocol.h). A worker replays the steps, lowers,
+// compiles with LLVM, runs the kernel once on the task's fixed random inputs
+// and compares with the reference output, then — when the tuner hands it the
+// timing token — times it (measure/timing.h). Builds run in parallel (one per
+// worker); only one candidate is timed at a time. A build or run that
+// overruns its deadline, or a worker that dies (segfault, abort, out of
+// memory), costs that candidate only: the worker is SIGKILLed if needed and
+// replaced, and the other candidates of the batch are measured normally.
+//
+// The reference output is computed once per task (in the tuner, from the
+// unscheduled program) and shared with the workers through a temp file.
+//
+// Finding the worker: $LOOM_WORKER, else `loom_worker` next to the running
+// executable, else the build tree's path (LOOM_WORKER_DEFAULT_PATH).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/state.h"
+#include "measure/measure_result.h"
+#include "measure/task.h"
+
+namespace loom {
+
+struct MeasureOptions {
+  // Timing protocol (measure/timing.h): warm-up, then `repeat` groups of at
+  // least `min_repeat_ms` each; one mean per group.
+  int repeat = 3;
+  double min_repeat_ms = 20;
+  bool flush_cache = false;  // evict the LLC before every timed run
+
+  // Limits. build: replay + lower + compile. run: the first (checking) run;
+  // timing is then allowed run_timeout_s + (repeat + 1) * (min_repeat_ms +
+  // 3 x the checking run's time).
+  double build_timeout_s = 20;
+  double run_timeout_s = 5;
+
+  // Worker processes, i.e. builds in flight at once.
+  int n_parallel_builds = 2;
+  // Address-space limit of each worker (setrlimit RLIMIT_AS); 0 = none.
+  int64_t max_memory_mb = 8192;
+
+  // When a candidate is being timed, builds on other workers may proceed
+  // (kOverlap), must wait (kQuiet), or kAuto: quiet when the kernel's threads
+  // would occupy every core (target threads >= hardware threads).
+  enum class Isolation { kAuto, kOverlap, kQuiet } isolation = Isolation::kAuto;
+
+  // Correctness tolerance (measure/reference_data.h: atol is scaled by the
+  // reference output's magnitude).
+  double rtol = 1e-3;
+  double atol = 1e-4;
+
+  // Report wrong results loudly on stderr (they are Loom bugs).
+  bool loud_wrong_results = true;
+
+  // TEST ONLY: fault injected into candidate i of every batch (key i):
+  // "segfault", "abort", "spin", "oom", "wrong_result", "build_spin",
+  // "build_segfault". Also read from $LOOM_TEST_FAULT ("1:segfault,3:spin").
+  std::map<int, std::string> test_faults;
+};
+
+// Totals of the last measure() call, for progress lines and benchmarks.
+struct MeasureBatchStats {
+  int candidates = 0, errors = 0;
+  double wall_s = 0;       // whole call
+  double reference_s = 0;  // computing the reference (first batch of a task)
+  double build_s = 0, check_s = 0, run_s = 0;  // sums over candidates
+  int workers_restarted = 0;
+};
+
+class Measurer {
+ public:
+  explicit Measurer(MeasureOptions opts = {});
+  ~Measurer();
+  Measurer(const Measurer&) = delete;
+  Measurer& operator=(const Measurer&) = delete;
+
+  // One result per state, in order. Undefined states are invalid_schedule.
+  std::vector<MeasureResult> measure(const Task& task, const std::vector<State>& states);
+  // Same with step lists as JSON (a list that does not replay is
+  // invalid_schedule for that candidate only).
+  std::vector<MeasureResult> measure_steps(const Task& task,
+                                           const std::vector<nlohmann::json>& steps);
+
+  const MeasureOptions& options() const { return opts_; }
+  const MeasureBatchStats& last_stats() const { return stats_; }
+  // Worker executable in use (resolved at construction).
+  const std::string& worker_path() const { return worker_path_; }
+
+  struct Impl;
+
+ private:
+  MeasureOptions opts_;
+  MeasureBatchStats stats_;
+  std::string worker_path_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Where the worker executable is looked for (see above); throws LoomError
+// naming the places tried when none exists.
+std::string find_worker_executable();
+
+}  // namespace loom

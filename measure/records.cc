@@ -1,0 +1,206 @@
+#include "measure/records.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ir/error.h"
+
+namespace loom {
+
+namespace {
+
+double number(const nlohmann::json& j, const char* key, const char* path) {
+  if (!j.contains(key)) return 0;
+  if (!j[key].is_number()) throw LoomError(std::string(path) + "." + key + ": expected a number");
+  return j[key].get<double>();
+}
+
+MeasureRecord parse_record(const nlohmann::json& j, std::map<std::string, Task>* task_cache) {
+  if (!j.is_object()) throw LoomError("expected a JSON object");
+  for (const auto& [k, v] : j.items())
+    if (k != "task" && k != "steps" && k != "result" && k != "version")
+      throw LoomError(k + ": unknown key");
+  if (j.contains("version") && (!j["version"].is_number_integer() || j["version"] != kRecordVersion))
+    throw LoomError("version: unsupported record version " + j["version"].dump());
+  if (!j.contains("task")) throw LoomError("task: missing");
+  if (!j.contains("steps") || !j["steps"].is_array()) throw LoomError("steps: expected an array");
+  if (!j.contains("result") || !j["result"].is_object()) throw LoomError("result: expected an object");
+  MeasureRecord r;
+  std::string raw = j["task"].dump();
+  auto it = task_cache ? task_cache->find(raw) : std::map<std::string, Task>::iterator{};
+  if (task_cache && it != task_cache->end()) {
+    r.task = it->second;
+  } else {
+    r.task = Task::from_json(j["task"], "task");
+    if (task_cache) task_cache->emplace(raw, r.task);
+  }
+  r.steps = j["steps"];
+  const nlohmann::json& res = j["result"];
+  if (!res.contains("costs_s") || !res["costs_s"].is_array()) throw LoomError("result.costs_s: expected an array");
+  for (const auto& c : res["costs_s"]) {
+    if (!c.is_number()) throw LoomError("result.costs_s: expected numbers");
+    r.result.costs_s.push_back(c.get<double>());
+  }
+  if (!res.contains("error") || !res["error"].is_string()) throw LoomError("result.error: expected a string");
+  r.result.error = parse_error_kind(res["error"].get<std::string>());
+  if (res.contains("error_msg")) {
+    if (!res["error_msg"].is_string()) throw LoomError("result.error_msg: expected a string");
+    r.result.error_msg = res["error_msg"].get<std::string>();
+  }
+  r.result.build_s = number(res, "build_s", "result");
+  r.result.check_s = number(res, "check_s", "result");
+  r.result.run_s = number(res, "run_s", "result");
+  r.result.timestamp = static_cast<int64_t>(number(res, "timestamp", "result"));
+  return r;
+}
+
+}  // namespace
+
+nlohmann::json record_to_json(const MeasureRecord& r) {
+  nlohmann::json res = {{"costs_s", r.result.costs_s},
+                        {"error", error_kind_name(r.result.error)},
+                        {"build_s", r.result.build_s},
+                        {"timestamp", r.result.timestamp}};
+  if (!r.result.error_msg.empty()) res["error_msg"] = r.result.error_msg;
+  if (r.result.check_s > 0) res["check_s"] = r.result.check_s;
+  if (r.result.run_s > 0) res["run_s"] = r.result.run_s;
+  return {{"task", r.task.to_json()}, {"steps", r.steps}, {"result", res}, {"version", kRecordVersion}};
+}
+
+MeasureRecord record_from_json(const nlohmann::json& j) { return parse_record(j, nullptr); }
+
+RecordLog::RecordLog(const std::string& path, bool fsync_each_batch) : path_(path), fsync_(fsync_each_batch) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw LoomError(path + ": cannot open log for appending: " + std::strerror(errno));
+  // A cut last line (crash mid-write) must not swallow the next record.
+  int rfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (rfd >= 0) {
+    struct stat st{};
+    char last = '\n';
+    if (::fstat(rfd, &st) == 0 && st.st_size > 0 && ::pread(rfd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
+      if (::write(fd_, "\n", 1) != 1) {
+        ::close(rfd);
+        throw LoomError(path + ": write failed: " + std::strerror(errno));
+      }
+    }
+    ::close(rfd);
+  }
+}
+
+RecordLog::~RecordLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void RecordLog::append(const std::vector<MeasureRecord>& batch) {
+  std::string text;
+  for (const auto& r : batch) text += record_to_json(r).dump() + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t w = ::write(fd_, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw LoomError(path_ + ": write failed: " + std::strerror(errno));
+    done += static_cast<size_t>(w);
+  }
+  if (fsync_ && ::fsync(fd_) != 0) throw LoomError(path_ + ": fsync failed: " + std::strerror(errno));
+}
+
+void RecordLog::append(const Task& task, const std::vector<nlohmann::json>& steps,
+                       const std::vector<MeasureResult>& results) {
+  if (steps.size() != results.size()) throw LoomError("RecordLog::append: steps and results differ in length");
+  std::vector<MeasureRecord> batch(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    batch[i].task = task;
+    batch[i].steps = steps[i].is_array() ? steps[i] : nlohmann::json::array();
+    batch[i].result = results[i];
+  }
+  append(batch);
+}
+
+std::vector<MeasureRecord> load_records(const std::string& path, LoadReport* report, bool warn) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw LoomError(path + ": cannot open log");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  LoadReport local;
+  LoadReport& rep = report ? *report : local;
+  std::vector<MeasureRecord> out;
+  std::map<std::string, Task> cache;
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    bool complete = nl != std::string::npos;
+    std::string line = text.substr(pos, complete ? nl - pos : std::string::npos);
+    pos = complete ? nl + 1 : text.size();
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++rep.lines;
+    std::string why;
+    try {
+      out.push_back(parse_record(nlohmann::json::parse(line), &cache));
+      ++rep.records;
+      continue;
+    } catch (const nlohmann::json::exception&) {
+      why = complete ? "malformed JSON" : "truncated last line (a crash mid-write?)";
+    } catch (const LoomError& e) {
+      why = std::string("malformed record: ") + e.what();
+    }
+    ++rep.skipped;
+    rep.warnings.push_back(path + ":" + std::to_string(line_no) + ": skipped " + why);
+  }
+  if (warn) {
+    for (size_t i = 0; i < rep.warnings.size() && i < 10; ++i)
+      std::fprintf(stderr, "warning: %s\n", rep.warnings[i].c_str());
+    if (rep.warnings.size() > 10)
+      std::fprintf(stderr, "warning: %s: %zu more bad lines skipped\n", path.c_str(), rep.warnings.size() - 10);
+  }
+  return out;
+}
+
+const MeasureRecord* best_record(const std::vector<MeasureRecord>& records, const std::string& task_key) {
+  const MeasureRecord* best = nullptr;
+  for (const auto& r : records) {
+    if (!r.result.ok() || r.task_key() != task_key) continue;
+    if (!best || r.result.median_s() < best->result.median_s()) best = &r;
+  }
+  return best;
+}
+
+std::vector<MeasureRecord> distill(const std::vector<MeasureRecord>& records) {
+  std::vector<std::string> order;
+  std::map<std::string, const MeasureRecord*> best;
+  for (const auto& r : records) {
+    if (!r.result.ok()) continue;
+    std::string key = r.task_key();
+    auto it = best.find(key);
+    if (it == best.end()) {
+      order.push_back(key);
+      best[key] = &r;
+    } else if (r.result.median_s() < it->second->result.median_s()) {
+      it->second = &r;
+    }
+  }
+  std::vector<MeasureRecord> out;
+  for (const auto& k : order) out.push_back(*best[k]);
+  return out;
+}
+
+std::string measure_key(const std::string& task_key, const nlohmann::json& steps) {
+  return task_key + "|" + steps.dump();
+}
+
+std::unordered_set<std::string> measured_set(const std::vector<MeasureRecord>& records) {
+  std::unordered_set<std::string> out;
+  for (const auto& r : records) out.insert(measure_key(r.task_key(), r.steps));
+  return out;
+}
+
+}  // namespace loom

@@ -1,0 +1,89 @@
+// The records log: one JSON line per measured candidate (DESIGN.md §3),
+//
+//   {"task": {"workload": "matmul", "params": {...}, "dtype": "float32",
+//             "target": "cpu -threads=1"},
+//    "steps": [["SP", 2, 0, 512, [8, 4, 16], 1], ...],
+//    "result": {"costs_s": [...], "error": "none", "error_msg": "..." (errors only),
+//               "build_s": 0.03, "check_s": 0.002, "run_s": 0.08, "timestamp": 1795000000},
+//    "version": 1}
+//
+// Append-only. RecordLog writes each batch with one write(2) on an O_APPEND
+// file (so a killed tuner leaves whole lines, at worst one cut line at the
+// end) and can fsync. Reading keeps every complete record and skips, with a
+// one-line warning each, a truncated last line or a malformed line.
+#pragma once
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "measure/measure_result.h"
+#include "measure/task.h"
+
+namespace loom {
+
+constexpr int kRecordVersion = 1;
+
+struct MeasureRecord {
+  Task task;
+  nlohmann::json steps = nlohmann::json::array();
+  MeasureResult result;
+
+  std::string task_key() const { return task.key(); }
+};
+
+nlohmann::json record_to_json(const MeasureRecord& r);
+// Strict; throws LoomError naming the bad field.
+MeasureRecord record_from_json(const nlohmann::json& j);
+
+class RecordLog {
+ public:
+  // Opens (creating) `path` for appending; throws LoomError on failure. A
+  // log whose last line was cut by a crash gets a newline first, so the cut
+  // line stays one bad line and the next record starts clean.
+  explicit RecordLog(const std::string& path, bool fsync_each_batch = false);
+  ~RecordLog();
+  RecordLog(const RecordLog&) = delete;
+  RecordLog& operator=(const RecordLog&) = delete;
+
+  // Appends the batch (one write) and flushes it to the kernel (+ fsync if
+  // asked). Throws LoomError on a write failure.
+  void append(const std::vector<MeasureRecord>& batch);
+  void append(const Task& task, const std::vector<nlohmann::json>& steps,
+              const std::vector<MeasureResult>& results);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool fsync_ = false;
+};
+
+struct LoadReport {
+  int lines = 0;    // non-empty lines seen
+  int records = 0;  // kept
+  int skipped = 0;  // malformed or truncated
+  std::vector<std::string> warnings;  // one line each
+};
+
+// Loads every complete record. Bad lines are skipped and reported in
+// `report` and (when `warn`) on stderr as one line each. Throws LoomError
+// when the file cannot be read.
+std::vector<MeasureRecord> load_records(const std::string& path, LoadReport* report = nullptr,
+                                        bool warn = true);
+
+// The valid record (error none) with the lowest median cost for the task;
+// nullptr if none.
+const MeasureRecord* best_record(const std::vector<MeasureRecord>& records, const std::string& task_key);
+// The best valid record of each task, in order of the tasks' first appearance.
+std::vector<MeasureRecord> distill(const std::vector<MeasureRecord>& records);
+
+// Identity of a measurement for resuming: task key + steps.
+std::string measure_key(const std::string& task_key, const nlohmann::json& steps);
+// Every (task, steps) already in the log, errors included (a candidate that
+// crashed need not be measured again).
+std::unordered_set<std::string> measured_set(const std::vector<MeasureRecord>& records);
+
+}  // namespace loom

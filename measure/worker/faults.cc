@@ -1,0 +1,50 @@
+// Test-only fault injection for the worker (see MeasureOptions::test_faults).
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "measure/worker/worker_session.h"
+
+namespace loom {
+
+namespace {
+
+[[noreturn]] void spin_forever() {
+  volatile uint64_t counter = 0;
+  while (true) counter = counter + 1;
+}
+
+void segfault() {
+  // An address the compiler cannot see is null (a plain null store may be
+  // turned into a trap instruction).
+  volatile uintptr_t addr = 16;
+  *reinterpret_cast<volatile int*>(addr) = 1;
+}
+
+void runaway_allocation() {
+  // Allocates and touches memory until the worker's RLIMIT_AS stops it
+  // (std::bad_alloc), as a kernel with a runaway temp allocation would.
+  std::vector<std::unique_ptr<char[]>> hog;
+  while (true) {
+    hog.emplace_back(new char[64 << 20]);
+    std::memset(hog.back().get(), 1, 64 << 20);
+  }
+}
+
+}  // namespace
+
+void inject_build_fault(const std::string& fault) {
+  if (fault == "build_spin") spin_forever();
+  if (fault == "build_segfault") segfault();
+}
+
+void inject_run_fault(const std::string& fault) {
+  if (fault == "spin") spin_forever();
+  if (fault == "segfault") segfault();
+  if (fault == "abort") std::abort();
+  if (fault == "oom") runaway_allocation();
+}
+
+}  // namespace loom

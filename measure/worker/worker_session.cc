@@ -1,0 +1,187 @@
+#include "measure/worker/worker_session.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "ir/error.h"
+#include "ir/lower.h"
+#include "ir/state.h"
+#include "measure/timing.h"
+
+namespace loom {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+nlohmann::json error_reply(int id, const char* kind, const std::string& msg) {
+  return {{"type", "error"}, {"id", id}, {"error", kind}, {"msg", msg}, {"exit", false}};
+}
+
+}  // namespace
+
+AlignedBuffer::AlignedBuffer(size_t n) : n_(n) {
+  size_t bytes = ((n * sizeof(float) + 63) / 64) * 64;
+  ptr_.reset(static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64)));
+  if (!ptr_) throw std::bad_alloc();
+}
+
+bool WorkerSession::handle(const nlohmann::json& req, const Reply& reply) {
+  const std::string type = req.value("type", "");
+  if (type == "task") {
+    load_task(req);
+    reply({{"type", "loaded"}, {"id", req.value("id", -1)}});
+    return true;
+  }
+  if (type == "build") return build_and_check(req, reply);
+  if (type == "time") return time(req, reply);
+  reply(error_reply(req.value("id", -1), "build_error", "worker: unknown request type '" + type + "'"));
+  return true;
+}
+
+void WorkerSession::load_task(const nlohmann::json& req) {
+  kernel_.reset();
+  kernel_id_ = -1;
+  task_ = Task::from_json(req.at("task"));
+  ref_ = read_reference_file(req.at("reference").get<std::string>());
+  inputs_.clear();
+  outputs_.clear();
+  for (const auto& [name, data] : ref_.inputs) {
+    AlignedBuffer b(data.size());
+    std::memcpy(b.data(), data.data(), data.size() * sizeof(float));
+    inputs_.emplace(name, std::move(b));
+  }
+  for (const auto& [name, data] : ref_.outputs) outputs_.emplace(name, AlignedBuffer(data.size()));
+  inputs_dirty_ = false;
+}
+
+bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& reply) {
+  const int id = req.value("id", -1);
+  const std::string fault = req.value("fault", "");
+  kernel_.reset();
+  kernel_id_ = -1;
+  if (!task_.dag) {
+    reply(error_reply(id, "build_error", "worker: no task loaded"));
+    return true;
+  }
+  // Build: replay, lower, compile.
+  auto t0 = Clock::now();
+  State state;
+  LoweredFunc f;
+  try {
+    state = State::from_json(task_.dag, req.at("steps"));
+  } catch (const std::exception& e) {
+    reply(error_reply(id, "invalid_schedule", std::string("replay: ") + e.what()));
+    return true;
+  }
+  try {
+    f = lower(state);
+  } catch (const std::exception& e) {
+    reply(error_reply(id, "invalid_schedule", std::string("lower: ") + e.what()));
+    return true;
+  }
+  inject_build_fault(fault);
+  try {
+    LLVMCompileOptions o;
+    o.num_threads = req.value("threads", 1);
+    kernel_ = compile_llvm(f, o);
+  } catch (const std::exception& e) {
+    auto r = error_reply(id, "build_error", std::string("compile: ") + e.what());
+    r["build_s"] = since(t0);
+    reply(r);
+    return true;
+  }
+  args_.clear();
+  for (const Buffer& b : f.args) {
+    auto in = inputs_.find(b.name);
+    auto out = outputs_.find(b.name);
+    AlignedBuffer* buf = in != inputs_.end() ? &in->second : out != outputs_.end() ? &out->second : nullptr;
+    if (!buf || static_cast<int64_t>(buf->size()) != b.size()) {
+      kernel_.reset();
+      reply(error_reply(id, "build_error", "argument " + b.name + " does not match the task's tensors"));
+      return true;
+    }
+    args_.push_back(buf->data());
+  }
+  reply({{"type", "built"}, {"id", id}, {"build_s", since(t0)}});
+
+  // Check: one run on the reference inputs, outputs pre-filled with NaN so
+  // that unwritten elements are caught.
+  auto t1 = Clock::now();
+  if (inputs_dirty_) {
+    for (auto& [name, b] : inputs_)
+      std::memcpy(b.data(), ref_.inputs.at(name).data(), b.size() * sizeof(float));
+    inputs_dirty_ = false;
+  }
+  for (auto& [name, b] : outputs_)
+    std::fill(b.data(), b.data() + b.size(), std::numeric_limits<float>::quiet_NaN());
+  double once_s = 0;
+  try {
+    inject_run_fault(fault);
+    auto tr = Clock::now();
+    kernel_->run(args_.data());
+    once_s = since(tr);
+  } catch (const std::bad_alloc&) {
+    auto r = error_reply(id, "run_error", "out of memory (std::bad_alloc)");
+    r["exit"] = true;
+    reply(r);
+    return false;
+  } catch (const std::exception& e) {
+    auto r = error_reply(id, "run_error", std::string("kernel threw: ") + e.what());
+    r["exit"] = true;
+    reply(r);
+    return false;
+  }
+  if (fault == "wrong_result" && !outputs_.empty()) outputs_.begin()->second.data()[0] += 1.0f;
+  std::string bad;
+  for (auto& [name, b] : inputs_) {
+    const TensorData& orig = ref_.inputs.at(name);
+    if (std::memcmp(b.data(), orig.data(), b.size() * sizeof(float)) != 0) {
+      inputs_dirty_ = true;
+      bad = "the kernel wrote into input " + name;
+      break;
+    }
+  }
+  for (auto& [name, b] : outputs_) {
+    if (!bad.empty()) break;
+    TensorData got(b.data(), b.data() + b.size());
+    std::string diff = compare_with_reference(got, ref_.outputs.at(name), req.value("rtol", 1e-3),
+                                              req.value("atol", 1e-4));
+    if (!diff.empty()) bad = "output " + name + ": " + diff;
+  }
+  if (!bad.empty()) {
+    kernel_.reset();
+    reply(error_reply(id, "wrong_result", bad));
+    return true;
+  }
+  kernel_id_ = id;
+  reply({{"type", "checked"}, {"id", id}, {"check_s", since(t1)}, {"once_s", once_s}});
+  return true;
+}
+
+bool WorkerSession::time(const nlohmann::json& req, const Reply& reply) {
+  const int id = req.value("id", -1);
+  if (!kernel_ || kernel_id_ != id) {
+    reply(error_reply(id, "run_error", "worker: no checked kernel for candidate " + std::to_string(id)));
+    return true;
+  }
+  TimingOptions o;
+  o.repeat = req.value("repeat", 3);
+  o.min_repeat_ms = req.value("min_repeat_ms", 20.0);
+  o.flush_cache = req.value("flush", false);
+  auto t0 = Clock::now();
+  const CompiledKernel& k = *kernel_;
+  float* const* args = args_.data();
+  std::vector<double> costs = time_function([&] { k.run(args); }, o);
+  double run_s = since(t0);
+  kernel_.reset();
+  kernel_id_ = -1;
+  reply({{"type", "timed"}, {"id", id}, {"costs_s", costs}, {"run_s", run_s}});
+  return true;
+}
+
+}  // namespace loom

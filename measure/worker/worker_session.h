@@ -1,0 +1,65 @@
+// The worker side of measurement (the `loom_worker` executable): holds the
+// current task (DAG, reference inputs/outputs in aligned buffers) and the
+// last checked kernel, and answers the requests of measure/protocol.h.
+#pragma once
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/llvm/llvm_jit.h"
+#include "measure/reference_data.h"
+#include "measure/task.h"
+
+namespace loom {
+
+// 64-byte aligned float buffer.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t n);
+  float* data() { return ptr_.get(); }
+  const float* data() const { return ptr_.get(); }
+  size_t size() const { return n_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> ptr_;
+  size_t n_ = 0;
+};
+
+class WorkerSession {
+ public:
+  using Reply = std::function<void(const nlohmann::json&)>;
+  // Handles one request; false when the worker should exit afterwards.
+  bool handle(const nlohmann::json& req, const Reply& reply);
+
+ private:
+  Task task_;
+  ReferenceData ref_;
+  std::map<std::string, AlignedBuffer> inputs_;   // working copies (pristine: ref_.inputs)
+  std::map<std::string, AlignedBuffer> outputs_;
+  bool inputs_dirty_ = false;
+  std::unique_ptr<CompiledKernel> kernel_;
+  std::vector<float*> args_;
+  int kernel_id_ = -1;
+
+  void load_task(const nlohmann::json& req);
+  bool build_and_check(const nlohmann::json& req, const Reply& reply);
+  bool time(const nlohmann::json& req, const Reply& reply);
+};
+
+// Test-only faults (MeasureOptions::test_faults) applied where a candidate's
+// code would do the same: "build_spin"/"build_segfault" while building,
+// the others in place of the checking run.
+void inject_build_fault(const std::string& fault);
+void inject_run_fault(const std::string& fault);
+
+}  // namespace loom

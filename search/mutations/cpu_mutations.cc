@@ -1,0 +1,16 @@
+// The CPU mutation list with Ansor's weights. Adding a rule means adding one
+// line here and one file beside this one.
+#include "search/mutation_rule.h"
+
+namespace loom {
+
+std::vector<WeightedMutation> cpu_mutation_rules() {
+  return {
+      {make_tile_size_mutation(), 0.90},
+      {make_compute_location_mutation(), 0.05},
+      {make_auto_unroll_mutation(), 0.04},
+      {make_parallel_granularity_mutation(), 0.01},
+  };
+}
+
+}  // namespace loom

@@ -1,0 +1,68 @@
+#include "search/search_policy.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace loom {
+
+SearchPolicy::SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_task,
+                           SearchSettings settings, std::vector<WeightedMutation> mutations,
+                           uint64_t seed)
+    : task_(std::move(task)),
+      settings_(std::move(settings)),
+      sketch_policy_(std::move(sketch_task)),
+      evolution_(sketch_policy_.task(), settings_, std::move(mutations)),
+      rng_(seed) {}
+
+std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
+  using Clock = std::chrono::steady_clock;
+  // Initial population: the best measured states, then fresh samples.
+  std::vector<State> population;
+  int n_measured = std::min<int>(static_cast<int>(measured_good_.size()),
+                                 static_cast<int>(settings_.population * settings_.init_measured_ratio));
+  for (int i = 0; i < n_measured; ++i) population.push_back(measured_good_[i].second);
+  int n_fresh = std::max(settings_.population - n_measured, settings_.init_min_fresh);
+  auto t0 = Clock::now();
+  std::vector<State> fresh = sketch_policy_.sample(n_fresh, rng_);
+  sample_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  population.insert(population.end(), fresh.begin(), fresh.end());
+
+  int n_random = static_cast<int>(n * settings_.eps_greedy);
+  int n_best = n - n_random;
+  std::vector<State> out = evolution_.run(population, score, n_best, measured_, rng_);
+  std::unordered_set<std::string> chosen;
+  for (const auto& s : out) chosen.insert(state_key(s));
+  // eps-greedy: random fresh samples not measured and not already chosen.
+  std::shuffle(fresh.begin(), fresh.end(), rng_);
+  for (const auto& s : fresh) {
+    if (static_cast<int>(out.size()) >= n) break;
+    std::string k = state_key(s);
+    if (measured_.count(k) || chosen.count(k)) continue;
+    chosen.insert(k);
+    out.push_back(s);
+  }
+  return out;
+}
+
+void SearchPolicy::add_measured(const std::vector<State>& states, const std::vector<double>& costs) {
+  double before = best_cost_;
+  for (size_t i = 0; i < states.size(); ++i) {
+    measured_.insert(state_key(states[i]));
+    ++trials_;
+    if (!std::isfinite(costs[i])) continue;
+    measured_good_.emplace_back(costs[i], states[i]);
+    if (costs[i] < best_cost_) {
+      best_cost_ = costs[i];
+      best_state_ = states[i];
+    }
+  }
+  std::stable_sort(measured_good_.begin(), measured_good_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t keep = static_cast<size_t>(std::max(settings_.population, 1));
+  if (measured_good_.size() > keep) measured_good_.resize(keep);
+  ++rounds_;
+  stale_rounds_ = best_cost_ < before ? 0 : stale_rounds_ + 1;
+  best_history_.push_back(best_cost_);
+}
+
+}  // namespace loom

@@ -1,0 +1,62 @@
+// The per-task search policy (Ansor's sketch policy loop): each round it
+// builds an initial population from fresh random samples and the best
+// measured states, evolves it under the score function, and proposes the top
+// predicted states not measured before plus an eps-greedy share of random
+// ones. It keeps the task's measured set (for resume and deduplication) and
+// its best result.
+#pragma once
+
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "measure/task.h"
+#include "search/evolutionary_search.h"
+#include "sketch/sketch_policy.h"
+
+namespace loom {
+
+class SearchPolicy {
+ public:
+  SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_task, SearchSettings settings,
+               std::vector<WeightedMutation> mutations, uint64_t seed);
+
+  // Up to n states to measure next, none measured before.
+  std::vector<State> next_batch(int n, const ScoreFn& score);
+  // Results of a measured batch (cost +inf for a failed candidate).
+  void add_measured(const std::vector<State>& states, const std::vector<double>& costs);
+  // Marks a step history as measured without a state (e.g. from a log whose
+  // steps no longer replay).
+  void add_measured_key(const std::string& key) { measured_.insert(key); }
+
+  const Task& task() const { return *task_; }
+  std::shared_ptr<const Task> task_ptr() const { return task_; }
+  double best_cost() const { return best_cost_; }
+  const State& best_state() const { return best_state_; }
+  int trials() const { return trials_; }
+  int rounds() const { return rounds_; }
+  int rounds_without_improvement() const { return stale_rounds_; }
+  const std::vector<double>& best_history() const { return best_history_; }  // per round
+  const EvolutionStats& last_evolution() const { return evolution_.stats(); }
+  double last_sample_seconds() const { return sample_seconds_; }
+  SketchPolicy& sketches() { return sketch_policy_; }
+
+ private:
+  std::shared_ptr<const Task> task_;
+  SearchSettings settings_;
+  SketchPolicy sketch_policy_;
+  EvolutionarySearch evolution_;
+  std::mt19937_64 rng_;
+  std::unordered_set<std::string> measured_;
+  std::vector<std::pair<double, State>> measured_good_;  // (cost, state), best first
+  double best_cost_ = std::numeric_limits<double>::infinity();
+  State best_state_;
+  int trials_ = 0, rounds_ = 0, stale_rounds_ = 0;
+  std::vector<double> best_history_;
+  double sample_seconds_ = 0;
+};
+
+}  // namespace loom

@@ -1,0 +1,37 @@
+// Settings of the search (evolutionary search + search policy loop + task
+// scheduler), one documented struct, parsed strictly from the config's
+// "search" object (unknown keys are errors) and echoed at start-up.
+// Defaults follow the Ansor implementation unless noted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace loom {
+
+struct SearchSettings {
+  int num_trials = 1000;         // total measurements across all tasks
+  int measures_per_round = 64;   // measured per round (top predicted + eps random)
+  double eps_greedy = 0.05;      // fraction of each round drawn at random
+  int population = 2048;         // evolutionary population
+  int generations = 4;           // evolutionary generations per round
+  double mutation_prob = 0.85;   // child = mutation of a parent
+  double crossover_prob = 0.05;  // child = crossover of two parents (else a copy)
+  double init_measured_ratio = 0.2;  // share of the initial population from the best measured
+  int init_min_fresh = 50;       // at least this many fresh samples in the initial population
+  int early_stopping = 0;        // stop a task after this many rounds without improvement (0: off)
+  int model_warmup_records = 64; // below this many records the model's scores are random
+  uint64_t seed = 0;             // the one seed all randomness flows from
+  std::string task_scheduler = "gradient";  // gradient | round_robin
+  double scheduler_alpha = 0.2;  // weight of the backward gradient (TVM's default)
+  double scheduler_beta = 2.0;   // bound of the similarity-based forward gradient
+  int scheduler_window = 3;      // backward window (rounds)
+  double scheduler_eps = 0.05;   // exploration of the task scheduler
+
+  static SearchSettings from_json(const nlohmann::json& j, const std::string& path = "search");
+  nlohmann::json to_json() const;
+};
+
+}  // namespace loom

@@ -1,0 +1,214 @@
+#include "search/tuner.h"
+
+#include <atomic>
+#include <cstdarg>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "ir/error.h"
+
+namespace loom {
+
+namespace {
+std::atomic<bool> g_stop{false};
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char* f, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+}  // namespace
+
+void Tuner::request_stop() { g_stop.store(true); }
+bool Tuner::stop_requested() { return g_stop.load(); }
+
+Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<CostModel> model)
+    : tasks_(std::move(tasks)),
+      opts_(std::move(options)),
+      model_(std::move(model)),
+      scheduler_(opts_.search),
+      rng_(opts_.search.seed) {
+  if (tasks_.empty()) throw LoomError("nothing to tune: no tasks");
+  if (!opts_.print) opts_.print = [](const std::string& s) { std::printf("%s\n", s.c_str()); std::fflush(stdout); };
+  measurer_ = std::make_unique<Measurer>(opts_.measure);
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const Task& t = *tasks_[i].task;
+    SketchTask st;
+    st.dag = t.dag;
+    st.threads = t.target.threads;
+    st.settings = opts_.sketch;
+    // Each task's randomness: the config seed mixed with the task's position.
+    uint64_t seed = opts_.search.seed * 0x9e3779b97f4a7c15ULL + i + 1;
+    policies_.push_back(std::make_unique<SearchPolicy>(tasks_[i].task, st, opts_.search,
+                                                       cpu_mutation_rules(), seed));
+  }
+  if (opts_.resume && !opts_.log_path.empty()) resume_from_log();
+  if (!opts_.log_path.empty()) log_ = std::make_unique<RecordLog>(opts_.log_path);
+}
+
+Tuner::~Tuner() = default;
+
+void Tuner::resume_from_log() {
+  LoadReport report;
+  std::vector<MeasureRecord> records;
+  {
+    FILE* f = std::fopen(opts_.log_path.c_str(), "r");
+    if (!f) return;  // a new log
+    std::fclose(f);
+  }
+  records = load_records(opts_.log_path, &report);
+  std::vector<TrainingRecord> training;
+  int resumed = 0;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const std::string key = tasks_[i].task->key();
+    std::vector<State> states;
+    std::vector<double> costs;
+    for (const auto& r : records) {
+      if (r.task_key() != key) continue;
+      try {
+        State s = State::from_json(tasks_[i].task->dag, r.steps);
+        double c = r.result.ok() ? r.result.median_s() : std::numeric_limits<double>::infinity();
+        states.push_back(s);
+        costs.push_back(c);
+        training.push_back({tasks_[i].task, s, c});
+      } catch (const LoomError&) {
+        policies_[i]->add_measured_key(r.steps.dump());
+      }
+    }
+    if (states.empty()) continue;
+    policies_[i]->add_measured(states, costs);
+    resumed += static_cast<int>(states.size());
+  }
+  trials_ += resumed;
+  if (!training.empty()) model_->update(training);
+  opts_.print(fmt("resumed from %s: %d records of these tasks (%d lines, %d skipped)",
+                  opts_.log_path.c_str(), resumed, report.lines, report.skipped));
+}
+
+ScoreFn Tuner::score_fn(int task_index) {
+  const Task& task = *tasks_[task_index].task;
+  if (static_cast<int>(model_->num_records()) < opts_.search.model_warmup_records) {
+    // Too few records for the model to be worth its time: random scores.
+    return [this](const std::vector<State>& states) {
+      std::uniform_real_distribution<float> u(0, 1);
+      std::vector<float> s(states.size());
+      for (auto& x : s) x = u(rng_);
+      return s;
+    };
+  }
+  return [this, &task](const std::vector<State>& states) { return model_->predict(task, states); };
+}
+
+void Tuner::one_round(int ti) {
+  SearchPolicy& policy = *policies_[ti];
+  const Task& task = policy.task();
+  int n = std::min(opts_.search.measures_per_round, opts_.search.num_trials - trials_);
+  auto t0 = Clock::now();
+  std::vector<State> batch = policy.next_batch(n, score_fn(ti));
+  double search_s = since(t0);
+  if (batch.empty()) {
+    // The space is exhausted: nothing new to measure.
+    policy.add_measured({}, {});
+    return;
+  }
+  auto t1 = Clock::now();
+  std::vector<MeasureResult> results = measurer_->measure(task, batch);
+  double measure_s = since(t1);
+  std::vector<nlohmann::json> steps;
+  for (const auto& s : batch) steps.push_back(s.steps_json());
+  if (log_) log_->append(task, steps, results);
+  std::vector<double> costs;
+  std::vector<TrainingRecord> training;
+  int errors = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    double c = results[i].ok() ? results[i].median_s() : std::numeric_limits<double>::infinity();
+    if (!results[i].ok()) ++errors;
+    costs.push_back(c);
+    training.push_back({policy.task_ptr(), batch[i], c});
+  }
+  policy.add_measured(batch, costs);
+  trials_ += static_cast<int>(batch.size());
+  auto t2 = Clock::now();
+  model_->update(training);
+  double train_s = since(t2);
+  ++round_;
+  double best = policy.best_cost();
+  double per_trial = elapsed_s_ > 0 && trials_ > 0 ? (elapsed_s_ + since(t0)) / trials_ : 0;
+  double eta = per_trial * (opts_.search.num_trials - trials_);
+  opts_.print(fmt("round %d: %s | %zu measured, %d errors | best %.2f GFLOP/s (%.4f ms) | trials %d/%d | "
+                  "search %.1f s (sample %.1f s, %d scored), measure %.1f s, train %.1f s | ETA %.0f s",
+                  round_, task.description().c_str(), batch.size(), errors,
+                  std::isfinite(best) ? task.dag->flop_count() / best / 1e9 : 0.0,
+                  std::isfinite(best) ? best * 1e3 : 0.0, trials_, opts_.search.num_trials, search_s,
+                  policy.last_sample_seconds(), policy.last_evolution().scored, measure_s, train_s, eta));
+}
+
+void Tuner::run() {
+  auto t0 = Clock::now();
+  double before = elapsed_s_;
+  while (trials_ < opts_.search.num_trials && !stop_requested()) {
+    std::vector<TaskProgress> progress;
+    for (size_t i = 0; i < policies_.size(); ++i) {
+      const SearchPolicy& p = *policies_[i];
+      TaskProgress tp;
+      tp.group = p.task().workload;
+      tp.weight = tasks_[i].weight;
+      tp.flops = p.task().dag->flop_count();
+      tp.best_cost = p.best_cost();
+      tp.trials = p.trials();
+      tp.best_history = p.best_history();
+      tp.finished = opts_.search.early_stopping > 0 &&
+                    p.rounds_without_improvement() >= opts_.search.early_stopping;
+      progress.push_back(tp);
+    }
+    int ti = scheduler_.next(progress, rng_);
+    if (ti < 0) {
+      opts_.print("every task stopped early (no improvement)");
+      break;
+    }
+    one_round(ti);
+    elapsed_s_ = before + since(t0);
+  }
+  if (stop_requested()) opts_.print("interrupted: stopped after the current batch; the log is complete");
+  elapsed_s_ = before + since(t0);
+}
+
+std::vector<TaskSummary> Tuner::summary() const {
+  std::vector<TaskSummary> out;
+  for (size_t i = 0; i < policies_.size(); ++i) {
+    const SearchPolicy& p = *policies_[i];
+    TaskSummary s;
+    s.description = p.task().description();
+    s.weight = tasks_[i].weight;
+    s.flops = p.task().dag->flop_count();
+    s.best_cost = p.best_cost();
+    s.trials = p.trials();
+    if (p.best_state().defined()) s.best_steps = p.best_state().steps_json();
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string Tuner::summary_table() const {
+  std::ostringstream os;
+  os << fmt("%-48s %8s %10s %12s %10s %7s\n", "task", "weight", "GFLOP", "best ms", "GFLOP/s", "trials");
+  double total = 0;
+  for (const auto& s : summary()) {
+    bool ok = std::isfinite(s.best_cost) && s.best_cost > 0;
+    os << fmt("%-48s %8.2f %10.3f %12.4f %10.2f %7d\n", s.description.substr(0, 48).c_str(), s.weight,
+              s.flops / 1e9, ok ? s.best_cost * 1e3 : 0.0, ok ? s.flops / s.best_cost / 1e9 : 0.0, s.trials);
+    if (ok) total += s.weight * s.best_cost;
+  }
+  os << fmt("weighted total latency: %.4f ms; %d trials in %.1f s\n", total * 1e3, trials_, elapsed_s_);
+  return os.str();
+}
+
+}  // namespace loom

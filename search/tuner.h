@@ -1,0 +1,75 @@
+// The tuning loop over one or many tasks: pick a task (task scheduler), let
+// its search policy propose a batch under the cost model, measure it, append
+// it to the log, retrain the model on the new records, report progress.
+// Resumes from an existing log; stops at the trial budget, when every task
+// early-stopped, or after the current batch when interrupted (SIGINT).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_model.h"
+#include "measure/measurer.h"
+#include "measure/records.h"
+#include "search/search_policy.h"
+#include "search/task_scheduler.h"
+
+namespace loom {
+
+struct TuneTask {
+  std::shared_ptr<const Task> task;
+  double weight = 1;
+};
+
+struct TunerOptions {
+  SearchSettings search;
+  MeasureOptions measure;
+  SketchSettings sketch;
+  std::string log_path;  // "" = no log
+  bool resume = true;    // continue from the log's records of these tasks
+  std::function<void(const std::string&)> print;  // progress lines (default: stdout)
+};
+
+struct TaskSummary {
+  std::string description;
+  double weight = 1, flops = 0, best_cost = 0;
+  int trials = 0;
+  nlohmann::json best_steps;
+};
+
+class Tuner {
+ public:
+  Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<CostModel> model);
+  ~Tuner();
+
+  // Runs until the budget is spent, every task stopped, or stop requested.
+  void run();
+  std::vector<TaskSummary> summary() const;
+  std::string summary_table() const;
+  int trials() const { return trials_; }
+  double elapsed_seconds() const { return elapsed_s_; }
+
+  // Async-signal-safe: ends tuning after the current batch.
+  static void request_stop();
+  static bool stop_requested();
+
+ private:
+  void resume_from_log();
+  void one_round(int task_index);
+  ScoreFn score_fn(int task_index);
+
+  std::vector<TuneTask> tasks_;
+  TunerOptions opts_;
+  std::unique_ptr<CostModel> model_;
+  std::unique_ptr<Measurer> measurer_;
+  std::unique_ptr<RecordLog> log_;
+  std::vector<std::unique_ptr<SearchPolicy>> policies_;
+  TaskScheduler scheduler_;
+  std::mt19937_64 rng_;
+  int trials_ = 0, round_ = 0;
+  double elapsed_s_ = 0;
+};
+
+}  // namespace loom

@@ -1,0 +1,217 @@
+#include "sketch/analysis.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace loom::sketch_analysis {
+
+namespace {
+
+// Index is axis `v` plus an optional integer constant.
+bool is_const_shift_of(const Expr& e, const Var& v) {
+  auto is_v = [&](const Expr& x) { return x->kind == ExprKind::kVar && x->var_id == v->var_id; };
+  if (is_v(e)) return true;
+  if (e->kind == ExprKind::kAdd || e->kind == ExprKind::kSub) {
+    if (is_v(e->args[0]) && is_const_int(e->args[1])) return true;
+    if (e->kind == ExprKind::kAdd && is_const_int(e->args[0]) && is_v(e->args[1])) return true;
+  }
+  return false;
+}
+
+struct AccessPattern {
+  bool simple = true;           // every index is an axis + constant, or a constant
+  bool axis_missing = false;    // some axis of the reader is not used
+  bool axis_duplicated = false;
+  bool same_order = true;       // axes appear in the reader's axis order
+};
+
+AccessPattern classify_access(const OpNode& reader, const std::vector<Expr>& indices) {
+  AccessPattern p;
+  std::vector<int> count(reader.axes.size(), 0);
+  std::vector<int> order;
+  for (const Expr& idx : indices) {
+    if (is_const_int(idx)) continue;
+    bool found = false;
+    for (size_t a = 0; a < reader.axes.size() && !found; ++a) {
+      if (is_const_shift_of(idx, reader.axes[a])) {
+        ++count[a];
+        order.push_back(static_cast<int>(a));
+        found = true;
+      }
+    }
+    if (!found) {
+      p.simple = false;
+      return p;
+    }
+  }
+  for (int c : count) {
+    if (c == 0) p.axis_missing = true;
+    if (c > 1) p.axis_duplicated = true;
+  }
+  for (size_t k = 1; k < order.size(); ++k)
+    if (order[k] < order[k - 1]) p.same_order = false;
+  return p;
+}
+
+// Reads of other tensors grouped by tensor, in first-read order.
+std::vector<std::pair<std::string, std::vector<std::vector<Expr>>>> reads_by_tensor(const OpNode& op) {
+  std::vector<std::pair<std::string, std::vector<std::vector<Expr>>>> out;
+  std::map<std::string, size_t> index;
+  for (const auto& acc : collect_accesses(op.body)) {
+    auto it = index.find(acc.tensor);
+    if (it == index.end()) {
+      index[acc.tensor] = out.size();
+      out.push_back({acc.tensor, {acc.indices}});
+    } else {
+      out[it->second].second.push_back(acc.indices);
+    }
+  }
+  return out;
+}
+
+bool has_branch_or_expensive_call(const Expr& body) {
+  // Ansor treats only exp as expensive; Loom counts every transcendental
+  // call, for the same reason: inlining would evaluate it once per read.
+  static const std::set<std::string> kExpensive = {"exp", "log", "pow", "tanh", "erf", "sigmoid"};
+  bool found = false;
+  visit(body, [&](const Expr& e) {
+    if (e->kind == ExprKind::kSelect) found = true;
+    if (e->kind == ExprKind::kCall && kExpensive.count(e->name)) found = true;
+  });
+  return found;
+}
+
+}  // namespace
+
+bool has_loops(const Stage& st) {
+  return !st.op->is_placeholder && st.compute_at != ComputeAtKind::kInlined;
+}
+
+bool has_reduce_iter(const Stage& st) {
+  for (int id : st.leaves)
+    if (st.iters[id].kind == IterKind::kReduce) return true;
+  return false;
+}
+
+bool is_output(const State& s, int stage) { return s.dag().is_output(s.stage(stage).name()); }
+
+bool is_tiled(const Stage& st) { return !st.relations.empty(); }
+
+bool needs_multi_level_tiling(const State& s, int stage) {
+  const OpNode& op = *s.stage(stage).op;
+  if (op.is_placeholder) return false;
+  int n_missing = 0;
+  for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
+    std::set<int64_t> vars;
+    for (const auto& indices : accesses)
+      for (const Expr& idx : indices)
+        visit(idx, [&](const Expr& e) {
+          if (e->kind == ExprKind::kVar) vars.insert(e->var_id);
+        });
+    for (const Var& axis : op.axes) {
+      if (axis->extent > 1 && !vars.count(axis->var_id)) {
+        ++n_missing;  // at most one per input tensor
+        break;
+      }
+    }
+    if (n_missing >= 2 || (n_missing >= 1 && !op.reduce_axes.empty())) return true;
+  }
+  return false;
+}
+
+bool is_strictly_inlineable(const State& s, int stage) {
+  const OpNode& op = *s.stage(stage).op;
+  if (op.is_placeholder || !op.reduce_axes.empty()) return false;
+  if (has_branch_or_expensive_call(op.body)) return false;
+  for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
+    for (const auto& indices : accesses) {
+      AccessPattern p = classify_access(op, indices);
+      if (!p.simple || !p.same_order || p.axis_duplicated) return false;
+    }
+  }
+  return true;
+}
+
+bool elementwise_match(const State& s, int producer, int consumer) {
+  int cur = producer;
+  for (size_t guard = 0; guard <= s.stages().size() && cur != consumer; ++guard) {
+    std::vector<int> next = direct_consumers(s, cur);
+    if (next.size() != 1) return false;
+    const OpNode& cur_op = *s.stage(cur).op;
+    const OpNode& next_op = *s.stage(next[0]).op;
+    if (cur_op.shape != next_op.shape) return false;
+    for (const auto& acc : collect_accesses(next_op.body)) {
+      if (acc.tensor != cur_op.name) continue;
+      AccessPattern p = classify_access(next_op, acc.indices);
+      if (!p.simple || p.axis_missing || p.axis_duplicated || !p.same_order) return false;
+      // Same position for every axis: no constant offsets either.
+      for (size_t d = 0; d < acc.indices.size(); ++d) {
+        const Expr& idx = acc.indices[d];
+        if (idx->kind != ExprKind::kVar || idx->var_id != next_op.axes[d]->var_id) return false;
+      }
+    }
+    cur = next[0];
+  }
+  return cur == consumer;
+}
+
+int single_elementwise_matched_consumer(const State& s, int stage) {
+  std::vector<int> consumers = effective_consumers(s, stage);
+  if (consumers.size() != 1) return -1;
+  int c = consumers[0];
+  if (!elementwise_match(s, stage, c)) return -1;
+  if (has_reduce_iter(s.stage(stage)) && has_reduce_iter(s.stage(c))) return -1;
+  return c;
+}
+
+bool has_cache_write_stage(const State& s, int stage) {
+  return s.stage(stage).scope == BufferScope::kLocal;
+}
+
+std::pair<int64_t, int64_t> space_and_reduce_length(const Stage& st) {
+  int64_t space = 1, reduce = 1;
+  for (int id : st.leaves) {
+    const Iterator& it = st.iters[id];
+    (it.kind == IterKind::kSpatial ? space : reduce) *= it.extent;
+  }
+  return {space, reduce};
+}
+
+bool needs_rfactor(const SketchTask& task, const State& s, int stage) {
+  const Stage& st = s.stage(stage);
+  if (st.op->is_placeholder || st.op->reduce_axes.empty()) return false;
+  auto [space, reduce] = space_and_reduce_length(st);
+  int64_t cores = task.threads;
+  if (needs_multi_level_tiling(s, stage)) {
+    // Enough parallelism in the spatial loops: tiling alone is better.
+    return !(space > reduce || space > cores * 16);
+  }
+  return reduce > 1 && reduce > cores;
+}
+
+std::vector<int> stages_attached_at(const State& s, int stage, int iter_id) {
+  std::vector<int> out;
+  for (size_t i = 0; i < s.stages().size(); ++i) {
+    const Stage& st = s.stages()[i];
+    if (st.compute_at == ComputeAtKind::kIter && st.attach_stage == stage && st.attach_iter == iter_id)
+      out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+int single_consumer_for_location(const State& s, int stage) {
+  std::vector<int> consumers = effective_consumers(s, stage);
+  if (consumers.empty()) return -1;
+  if (consumers.size() == 1) return consumers[0];
+  int common = -1;
+  for (int c : consumers) {
+    const Stage& cs = s.stage(c);
+    int root = cs.compute_at == ComputeAtKind::kIter ? cs.attach_stage : c;
+    if (common == -1) common = root;
+    else if (common != root) return -1;
+  }
+  return common;
+}
+
+}  // namespace loom::sketch_analysis

@@ -1,0 +1,58 @@
+// Static analysis of stages that the sketch rules and the random annotation
+// ask about (Ansor's AccessAnalyzer, computed on the current State's ops so
+// that cache-write and rfactor stages are analysed too).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/state.h"
+#include "sketch/sketch_task.h"
+
+namespace loom::sketch_analysis {
+
+// A compute stage (not a placeholder) that still has its own loop nest.
+bool has_loops(const Stage& st);
+bool has_reduce_iter(const Stage& st);
+bool is_output(const State& s, int stage);
+// The stage's loops were split/fused (it was tiled by a rule).
+bool is_tiled(const Stage& st);
+
+// Computation with data reuse (matmul, conv): some input is read with
+// indices that miss a spatial axis of extent > 1 — two such inputs, or one
+// plus a reduction. Those stages get multi-level tiling.
+bool needs_multi_level_tiling(const State& s, int stage);
+
+// Element-wise/broadcast with every index an axis (plus a constant), axes in
+// order, no select and no expensive math call, no reduction: inlining it
+// duplicates no work. Conv padding (a select) and transposes do not qualify;
+// their location is left to the random annotation.
+bool is_strictly_inlineable(const State& s, int stage);
+
+// `consumer` is reached from `producer` through a chain of single-consumer
+// stages of the same shape, each reading its producer at exactly its own
+// axes in order (e.g. conv -> bias add -> relu).
+bool elementwise_match(const State& s, int producer, int consumer);
+
+// The single effective consumer (through inlined stages) if it is
+// element-wise matched and the two are not both reductions; -1 otherwise.
+int single_elementwise_matched_consumer(const State& s, int stage);
+
+// A local cache-write stage (made by CHW).
+bool has_cache_write_stage(const State& s, int stage);
+
+// Products of the extents of the spatial and of the reduce loops.
+std::pair<int64_t, int64_t> space_and_reduce_length(const Stage& st);
+
+// Reduction worth factorizing: spatial extent small against both the
+// reduction and the parallelism the target wants.
+bool needs_rfactor(const SketchTask& task, const State& s, int stage);
+
+// Stages computed at loop `iter_id` of `stage`.
+std::vector<int> stages_attached_at(const State& s, int stage, int iter_id);
+
+// Where a free stage may be computed: its single consumer, or the common
+// root that all its consumers are computed at; -1 when there is none.
+int single_consumer_for_location(const State& s, int stage);
+
+}  // namespace loom::sketch_analysis

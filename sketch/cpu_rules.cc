@@ -1,0 +1,29 @@
+// The ordered list of sketch rules per target.
+#include "ir/error.h"
+#include "sketch/rules/rules.h"
+
+namespace loom {
+
+std::vector<SketchRulePtr> cpu_sketch_rules() {
+  // Order matters: a rule answering kApplyAndSkipRest hides every rule after
+  // it for that stage, and kApply rules add branches before the later rules
+  // add theirs. This is Ansor's CPU order: an element-wise stage is inlined
+  // and nothing else; rfactor and cache-write add alternatives to plain
+  // tiling; tiling-with-fusion must come before plain tiling (which always
+  // ends the stage); skip is the fallback for stages no rule consumed.
+  std::vector<SketchRulePtr> rules;
+  rules.push_back(make_always_inline_rule());
+  rules.push_back(make_add_rfactor_rule());
+  rules.push_back(make_add_cache_write_rule());
+  rules.push_back(make_multi_level_tiling_with_fusion_rule());
+  rules.push_back(make_multi_level_tiling_rule());
+  rules.push_back(make_skip_stage_rule());
+  return rules;
+}
+
+std::vector<SketchRulePtr> sketch_rules_for(const SketchTask& task) {
+  if (task.is_gpu) throw LoomError("sketch rules for GPU targets are not implemented yet");
+  return cpu_sketch_rules();
+}
+
+}  // namespace loom

@@ -1,0 +1,30 @@
+// Always-inline: a strictly inlineable stage (element-wise/broadcast, no
+// reduction, no select, no expensive call) that is not an output is inlined
+// into its consumers; nothing else is tried for it.
+#include "sketch/analysis.h"
+#include "sketch/rules/rules.h"
+
+namespace loom {
+namespace {
+
+using namespace sketch_analysis;
+
+class AlwaysInlineRule : public SketchRule {
+ public:
+  std::string name() const override { return "always_inline"; }
+  RuleCondition condition(const SketchTask&, const State& s, int stage) const override {
+    const Stage& st = s.stage(stage);
+    if (st.op->is_placeholder || is_output(s, stage) || has_reduce_iter(st)) return RuleCondition::kSkip;
+    if (effective_consumers(s, stage).empty()) return RuleCondition::kSkip;
+    return is_strictly_inlineable(s, stage) ? RuleCondition::kApplyAndSkipRest : RuleCondition::kSkip;
+  }
+  std::vector<SketchState> apply(const SketchTask&, const State& s, int stage) const override {
+    return {{s.compute_inline(stage), stage - 1}};
+  }
+};
+
+}  // namespace
+
+SketchRulePtr make_always_inline_rule() { return std::make_unique<AlwaysInlineRule>(); }
+
+}  // namespace loom

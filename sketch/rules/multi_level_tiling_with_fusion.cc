@@ -1,0 +1,51 @@
+// Multi-level tiling with fusion: a stage with data reuse whose single
+// consumer is element-wise matched (conv -> relu, or a cache-write stage ->
+// its copy-out) is tiled "SSRSRS"; the consumer is split to follow the outer
+// `level` spatial levels and the stage is computed at the consumer's last
+// loop of that level, so each consumer tile consumes a freshly computed
+// producer tile. CPU tries levels 1 and 2 (Ansor).
+#include "sketch/analysis.h"
+#include "sketch/rules/rules.h"
+#include "sketch/tiling.h"
+
+namespace loom {
+namespace {
+
+using namespace sketch_analysis;
+
+class MultiLevelTilingWithFusionRule : public SketchRule {
+ public:
+  std::string name() const override { return "multi_level_tiling_with_fusion"; }
+
+  RuleCondition condition(const SketchTask& task, const State& s, int stage) const override {
+    if (!needs_multi_level_tiling(s, stage) || single_elementwise_matched_consumer(s, stage) < 0)
+      return RuleCondition::kSkip;
+    // A cache-write stage exists only to be fused: no plain tiling for it.
+    return has_cache_write_stage(s, stage) || task.is_gpu ? RuleCondition::kApplyAndSkipRest
+                                                          : RuleCondition::kApply;
+  }
+
+  std::vector<SketchState> apply(const SketchTask&, const State& s, int stage) const override {
+    const std::string structure = "SSRSRS";
+    const int consumer = single_elementwise_matched_consumer(s, stage);
+    std::vector<int> split_steps;
+    State tiled = multi_level_tile(s, stage, structure, &split_steps);
+    const int n_space = static_cast<int>(split_steps.size());
+    std::vector<SketchState> out;
+    for (int level : {1, 2}) {
+      if (structure[level - 1] != 'S' || n_space == 0) continue;
+      State fused = follow_tiling(tiled, consumer, split_steps, level);
+      fused = fused.compute_at(stage, consumer, level * n_space - 1);
+      out.push_back({fused, stage - 1});
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+SketchRulePtr make_multi_level_tiling_with_fusion_rule() {
+  return std::make_unique<MultiLevelTilingWithFusionRule>();
+}
+
+}  // namespace loom

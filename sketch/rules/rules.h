@@ -1,0 +1,16 @@
+// The derivation rules, one per file in sketch/rules/. Each factory returns a
+// stateless rule object; cpu_rules.cc puts them in order.
+#pragma once
+
+#include "sketch/sketch_rule.h"
+
+namespace loom {
+
+SketchRulePtr make_skip_stage_rule();
+SketchRulePtr make_always_inline_rule();
+SketchRulePtr make_multi_level_tiling_rule();
+SketchRulePtr make_multi_level_tiling_with_fusion_rule();
+SketchRulePtr make_add_cache_write_rule();
+SketchRulePtr make_add_rfactor_rule();
+
+}  // namespace loom

@@ -1,0 +1,44 @@
+// A sketch derivation rule (Ansor §4.1): looks at one stage of a partial
+// sketch and says whether it applies; applying it gives one or more new
+// partial sketches, each with the stage to derive next. Rules are applied to
+// the stages from the output backwards; the ordered rule list for a target is
+// built in one place (cpu_rules.cc).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/state.h"
+#include "sketch/sketch_task.h"
+
+namespace loom {
+
+// A partial sketch and the index of the next stage to derive (-1: done).
+struct SketchState {
+  State state;
+  int stage = -1;
+};
+
+enum class RuleCondition {
+  kSkip,               // the rule does not apply to this stage
+  kApply,              // apply it, then also try the following rules
+  kApplyAndSkipRest,   // apply it and try no further rule on this stage
+};
+
+class SketchRule {
+ public:
+  virtual ~SketchRule() = default;
+  virtual std::string name() const = 0;
+  virtual RuleCondition condition(const SketchTask& task, const State& state, int stage) const = 0;
+  virtual std::vector<SketchState> apply(const SketchTask& task, const State& state, int stage) const = 0;
+};
+
+using SketchRulePtr = std::unique_ptr<const SketchRule>;
+
+// Ansor's CPU rules in their order (cpu_rules.cc).
+std::vector<SketchRulePtr> cpu_sketch_rules();
+// The rules for a task's target; throws LoomError for GPU tasks (not yet).
+std::vector<SketchRulePtr> sketch_rules_for(const SketchTask& task);
+
+}  // namespace loom

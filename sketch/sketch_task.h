@@ -1,0 +1,47 @@
+// What sketch generation and random annotation need to know about a tuning
+// task: the DAG, the target's parallelism and vector width, and the knobs of
+// the random annotation (SketchSettings, defaults from Ansor's CPU policy
+// unless noted).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ir/compute_dag.h"
+
+namespace loom {
+
+struct SketchSettings {
+  // Innermost tile length of a split is at most this (Ansor:
+  // max_innermost_split_factor = 64): inner tiles are register/vector tiles.
+  int max_innermost_split_factor = 64;
+  // The innermost spatial loops fused and vectorized have at most this many
+  // iterations (Ansor uses 16; Loom's LLVM backend emits 16-float vectors in
+  // chunks, so up to 4 chunks of AVX-512 stay cheap).
+  int max_vectorize_size = 64;
+  // auto_unroll_max_step values drawn for stages with reduce loops (Ansor CPU).
+  std::vector<int> auto_unroll_options = {0, 16, 64, 512};
+  // Outer loops of a root stage are fused and parallelized until their
+  // extent exceeds threads * parallel_chunks_per_thread (Ansor: cores * 16).
+  int parallel_chunks_per_thread = 16;
+  // Probability that a split gets lengths whose product does not divide the
+  // extent (guarded tails). Ansor never does this; Loom does it rarely so that
+  // prime extents get real tiles and the guards are exercised.
+  double non_divisible_split_probability = 0.05;
+  // sample() gives up after n * this many attempts (a tiny space may hold
+  // fewer than n distinct programs).
+  int max_attempts_per_state = 50;
+};
+
+struct SketchTask {
+  std::shared_ptr<const ComputeDAG> dag;
+  // Threads the program may use. Ansor's rules compare parallel extents with
+  // the core count (rfactor when the spatial extent is <= 16 * cores, parallel
+  // granularity), so the number of sketches depends on it.
+  int threads = 1;
+  int vector_width = 16;  // floats per vector register (AVX-512)
+  bool is_gpu = false;    // GPU rules are not implemented yet (LoomError)
+  SketchSettings settings;
+};
+
+}  // namespace loom

@@ -1,0 +1,161 @@
+// Feature extraction on hand-built loop nests and lowered matmul schedules.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "costmodel/features.h"
+#include "ir/lower.h"
+#include "measure/task.h"
+#include "tests/costmodel/matmul_states.h"
+
+namespace loom {
+namespace {
+
+float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+
+float feat(const ProgramFeatures& p, int stmt, const std::string& name) {
+  return p.row(stmt)[feature_index(name)];
+}
+
+TEST(Features, NamesMatchLayout) {
+  EXPECT_EQ(feature_names().size(), static_cast<size_t>(kNumFeatures));
+  EXPECT_EQ(feature_index("float_mad"), 0);
+  EXPECT_EQ(feature_names().back(), "is_init");
+  EXPECT_THROW(feature_index("no_such_feature"), LoomError);
+}
+
+// for i in 16: for j in 8 (vectorized): C[i*8+j] = A[i*8+j] + B[j]
+LoweredFunc vector_add() {
+  Var i = make_var("i", 16), j = make_var("j", 8);
+  Expr idx = i * 8 + j;
+  Stmt store = make_store("C", idx, load("A", {idx}) + load("B", {j}));
+  LoweredFunc f;
+  f.args = {{"A", {16, 8}, BufferScope::kGlobal}, {"B", {8}, BufferScope::kGlobal},
+            {"C", {16, 8}, BufferScope::kGlobal}};
+  f.body = make_for(i, 16, ForKind::kSerial, make_for(j, 8, ForKind::kVectorized, store), 64);
+  return f;
+}
+
+TEST(Features, VectorizedStoreReportsItsVectorLength) {
+  ProgramFeatures p = extract_features(vector_add());
+  ASSERT_TRUE(p.valid);
+  ASSERT_EQ(p.num_stmts, 1);
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_len"), lg(8));
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_num"), lg(1));
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_prod"), lg(8));
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_pos_inner_spatial"), 1);
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_pos_none"), 0);
+  EXPECT_FLOAT_EQ(feat(p, 0, "unroll_pos_none"), 1);
+  EXPECT_FLOAT_EQ(feat(p, 0, "parallel_len"), 0);
+  EXPECT_FLOAT_EQ(feat(p, 0, "auto_unroll_max_step"), lg(64));
+}
+
+TEST(Features, OpCountsAreWeightedByTripCount) {
+  ProgramFeatures p = extract_features(vector_add());
+  EXPECT_FLOAT_EQ(feat(p, 0, "float_addsub"), lg(16 * 8));
+  EXPECT_FLOAT_EQ(feat(p, 0, "float_mul"), 0);
+  // i*8 + j, twice (store index and A's index; B's index is a bare var).
+  EXPECT_FLOAT_EQ(feat(p, 0, "int_mad"), lg(2 * 16 * 8));
+  EXPECT_FLOAT_EQ(feat(p, 0, "outer_prod"), lg(128));
+  EXPECT_FLOAT_EQ(feat(p, 0, "num_loops"), lg(2));
+  EXPECT_FLOAT_EQ(feat(p, 0, "is_init"), 0);
+}
+
+TEST(Features, ReusedBufferReportsReuseCountAndDistance) {
+  ProgramFeatures p = extract_features(vector_add());
+  // Buffers by bytes then footprint then name: A (B0), C (B1), B (B2).
+  EXPECT_FLOAT_EQ(feat(p, 0, "B0.acc_read"), 1);
+  EXPECT_FLOAT_EQ(feat(p, 0, "B1.acc_write"), 1);
+  EXPECT_FLOAT_EQ(feat(p, 0, "B2.acc_read"), 1);
+  // B[j] is re-read by every iteration of i: loop-multiple-read, 16 times,
+  // 8 iterations apart (the j loop inside i).
+  EXPECT_FLOAT_EQ(feat(p, 0, "B2.reuse_loop_multiple_read"), 1);
+  EXPECT_FLOAT_EQ(feat(p, 0, "B2.reuse_ct"), lg(16));
+  EXPECT_FLOAT_EQ(feat(p, 0, "B2.reuse_dis_iter"), lg(8));
+  // Within one i iteration all three buffers touch 8 floats each.
+  EXPECT_FLOAT_EQ(feat(p, 0, "B2.reuse_dis_bytes"), lg(3 * 8 * 4));
+  EXPECT_FLOAT_EQ(feat(p, 0, "B2.bytes"), lg(128 * 4));
+  EXPECT_FLOAT_EQ(feat(p, 0, "B2.unique_bytes"), lg(8 * 4));
+  EXPECT_FLOAT_EQ(feat(p, 0, "B2.bytes_d_reuse_ct"), lg(128 * 4 / 16.0));
+  EXPECT_FLOAT_EQ(feat(p, 0, "B2.stride"), lg(1));
+  // A is streamed: no reuse, 512 unique bytes, 16 rows x one 32-byte line.
+  EXPECT_FLOAT_EQ(feat(p, 0, "B0.reuse_none"), 1);
+  EXPECT_FLOAT_EQ(feat(p, 0, "B0.reuse_ct"), 0);
+  EXPECT_FLOAT_EQ(feat(p, 0, "B0.unique_bytes"), lg(512));
+  EXPECT_FLOAT_EQ(feat(p, 0, "B0.lines"), lg(16));
+  EXPECT_FLOAT_EQ(feat(p, 0, "B0.unique_lines"), lg(8));
+  // Only three buffers: slots 3 and 4 are empty.
+  EXPECT_FLOAT_EQ(feat(p, 0, "B3.bytes"), 0);
+  EXPECT_FLOAT_EQ(feat(p, 0, "B4.acc_read"), 0);
+}
+
+TEST(Features, StridedAccessReportsStrideAndLines) {
+  // for i in 4: for j in 32: C[j*4+i] = A[j*4+i] (transposed walk: stride 4)
+  Var i = make_var("i", 4), j = make_var("j", 32);
+  Expr idx = j * 4 + i;
+  LoweredFunc f;
+  f.args = {{"A", {128}, BufferScope::kGlobal}, {"C", {128}, BufferScope::kGlobal}};
+  f.body = make_for(i, 4, ForKind::kSerial, make_for(j, 32, ForKind::kSerial, make_store("C", idx, load("A", {idx}))));
+  ProgramFeatures p = extract_features(f);
+  EXPECT_FLOAT_EQ(feat(p, 0, "B0.stride"), lg(4));
+  // 32 iterations x 16 bytes = 8 lines per i, 4 times.
+  EXPECT_FLOAT_EQ(feat(p, 0, "B0.lines"), lg(32));
+  EXPECT_FLOAT_EQ(feat(p, 0, "B0.unique_bytes"), lg(512));
+}
+
+std::shared_ptr<const ComputeDAG> matmul_dag(int64_t n) {
+  return std::make_shared<const ComputeDAG>(make_workload("matmul", {{"M", n}, {"N", n}, {"K", n}}));
+}
+
+TEST(Features, NaiveMatmulReductionFeatures) {
+  ProgramFeatures p = extract_features(State::initial(matmul_dag(16)));
+  ASSERT_TRUE(p.valid);
+  ASSERT_EQ(p.num_stmts, 2);  // init store, update store
+  EXPECT_FLOAT_EQ(feat(p, 0, "is_init"), 1);
+  EXPECT_FLOAT_EQ(feat(p, 1, "is_init"), 0);
+  EXPECT_FLOAT_EQ(feat(p, 1, "float_mad"), lg(16 * 16 * 16));
+  // C is read and written (count 2): slot 0; re-accessed across rk (16 times).
+  EXPECT_FLOAT_EQ(feat(p, 1, "B0.acc_readwrite"), 1);
+  EXPECT_FLOAT_EQ(feat(p, 1, "B0.reuse_ct"), lg(16));
+  EXPECT_FLOAT_EQ(feat(p, 1, "B0.reuse_dis_iter"), lg(1));
+  // A[i,rk] is reused across j (rk inside: 16 iterations apart); B[rk,j]
+  // across i (256 iterations apart).
+  EXPECT_FLOAT_EQ(feat(p, 1, "B1.reuse_ct"), lg(16));
+  EXPECT_FLOAT_EQ(feat(p, 1, "B1.reuse_dis_iter"), lg(16));
+  EXPECT_FLOAT_EQ(feat(p, 1, "B2.reuse_dis_iter"), lg(256));
+  EXPECT_FLOAT_EQ(feat(p, 1, "B2.stride"), lg(16));  // B[rk*16 + j] along rk
+}
+
+TEST(Features, TiledMatmulAnnotationsAndPragma) {
+  auto dag = matmul_dag(64);
+  testing::MatmulTiles t{{2, 2, 4}, {2, 2, 8}, 4, 16};
+  ProgramFeatures p = extract_features(testing::matmul_state(dag, t));
+  ASSERT_TRUE(p.valid);
+  int upd = p.num_stmts - 1;
+  EXPECT_FLOAT_EQ(feat(p, upd, "vec_len"), lg(8));
+  EXPECT_FLOAT_EQ(feat(p, upd, "parallel_num"), lg(1));
+  EXPECT_FLOAT_EQ(feat(p, upd, "parallel_len"), lg((64 / 16) * (64 / 32)));
+  EXPECT_FLOAT_EQ(feat(p, upd, "auto_unroll_max_step"), lg(16));
+  EXPECT_FLOAT_EQ(feat(p, upd, "float_mad"), lg(64.0 * 64 * 64));
+}
+
+TEST(Features, InvalidStateHasNoRows) {
+  ProgramFeatures p = extract_features(State());
+  EXPECT_FALSE(p.valid);
+  EXPECT_EQ(p.num_stmts, 0);
+}
+
+TEST(Features, ParallelExtractionMatchesSerial) {
+  auto dag = matmul_dag(128);
+  auto states = testing::random_matmul_states(dag, 128, 128, 128, 64, 3);
+  auto serial = extract_features(states, FeatureOptions{1});
+  auto parallel = extract_features(states, FeatureOptions{4});
+  ASSERT_EQ(serial.size(), parallel.size());
+  for (size_t i = 0; i < serial.size(); ++i) {
+    ASSERT_TRUE(serial[i].valid);
+    EXPECT_EQ(serial[i].values, parallel[i].values);
+  }
+}
+
+}  // namespace
+}  // namespace loom

@@ -1,0 +1,156 @@
+// The Measurer with real worker processes: normal candidates are measured,
+// and every injected fault costs exactly its own candidate, with the right
+// error kind, while the rest of the batch is measured normally.
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+#include "measure/measurer.h"
+#include "measure_test_util.h"
+
+namespace loom {
+namespace {
+
+using namespace measure_test;
+
+void expect_ok(const MeasureResult& r, int i) {
+  EXPECT_EQ(r.error, ErrorKind::kNone) << "candidate " << i << ": " << r.error_msg;
+  EXPECT_TRUE(r.ok()) << i;
+  EXPECT_EQ(r.costs_s.size(), 2u) << i;
+  for (double c : r.costs_s) EXPECT_GT(c, 0) << i;
+  EXPECT_GT(r.build_s, 0) << i;
+  EXPECT_GT(r.run_s, 0) << i;
+  EXPECT_GT(r.timestamp, 1600000000) << i;
+}
+
+TEST(Measurer, MeasuresValidCandidates) {
+  Task task = small_matmul();
+  Measurer m(fast_options());
+  std::vector<State> states = {State::initial(task.dag), tiled(task, 0), tiled(task, 1), tiled(task, 2)};
+  auto rs = m.measure(task, states);
+  ASSERT_EQ(rs.size(), states.size());
+  for (size_t i = 0; i < rs.size(); ++i) expect_ok(rs[i], static_cast<int>(i));
+  EXPECT_EQ(m.last_stats().errors, 0);
+  EXPECT_GT(m.last_stats().reference_s, 0);  // first batch of the task
+  // The reference is computed once per task.
+  rs = m.measure(task, {tiled(task, 3)});
+  expect_ok(rs[0], 0);
+  EXPECT_EQ(m.last_stats().reference_s, 0);
+}
+
+TEST(Measurer, FaultsCostOnlyTheirCandidate) {
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  o.run_timeout_s = 1;
+  o.test_faults = {{1, "segfault"}, {3, "spin"}, {5, "wrong_result"}, {7, "abort"}};
+  Measurer m(o);
+  std::vector<State> states;
+  for (int i = 0; i < 9; ++i) states.push_back(tiled(task, i));
+  auto rs = m.measure(task, states);
+  ASSERT_EQ(rs.size(), 9u);
+  for (int i : {0, 2, 4, 6, 8}) expect_ok(rs[i], i);
+  EXPECT_EQ(rs[1].error, ErrorKind::kRunError) << rs[1].error_msg;
+  EXPECT_NE(rs[1].error_msg.find("SIGSEGV"), std::string::npos) << rs[1].error_msg;
+  EXPECT_EQ(rs[3].error, ErrorKind::kTimeout) << rs[3].error_msg;
+  EXPECT_EQ(rs[5].error, ErrorKind::kWrongResult) << rs[5].error_msg;
+  EXPECT_NE(rs[5].error_msg.find("differ"), std::string::npos) << rs[5].error_msg;
+  EXPECT_EQ(rs[7].error, ErrorKind::kRunError) << rs[7].error_msg;
+  EXPECT_NE(rs[7].error_msg.find("SIGABRT"), std::string::npos) << rs[7].error_msg;
+  for (int i : {1, 3, 5, 7}) EXPECT_TRUE(rs[i].costs_s.empty()) << i;
+  EXPECT_EQ(m.last_stats().errors, 4);
+  EXPECT_GE(m.last_stats().workers_restarted, 2);  // segfault, spin, abort killed theirs
+
+  // The pool recovered: a fault-free batch measures normally.
+  MeasureOptions clean = fast_options();
+  Measurer m2(clean);
+  auto again = m2.measure(task, {tiled(task, 1), tiled(task, 2)});
+  expect_ok(again[0], 0);
+  expect_ok(again[1], 1);
+}
+
+TEST(Measurer, WorkersAreReplacedAcrossBatches) {
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  o.n_parallel_builds = 1;  // one worker: it must be replaced after each crash
+  o.test_faults = {{0, "segfault"}};
+  Measurer m(o);
+  for (int round = 0; round < 2; ++round) {
+    auto rs = m.measure(task, {tiled(task, 0), tiled(task, 1)});
+    EXPECT_EQ(rs[0].error, ErrorKind::kRunError) << round;
+    expect_ok(rs[1], 1);
+  }
+}
+
+TEST(Measurer, RunawayAllocationIsARunError) {
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  o.max_memory_mb = 768;
+  o.run_timeout_s = 20;  // touching the memory takes a while on a loaded machine
+  o.test_faults = {{0, "oom"}};
+  Measurer m(o);
+  auto rs = m.measure(task, {tiled(task, 0), tiled(task, 1)});
+  EXPECT_EQ(rs[0].error, ErrorKind::kRunError) << rs[0].error_msg;
+  EXPECT_NE(rs[0].error_msg.find("memory"), std::string::npos) << rs[0].error_msg;
+  expect_ok(rs[1], 1);
+}
+
+TEST(Measurer, BuildFaults) {
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  o.build_timeout_s = 1.5;
+  o.test_faults = {{0, "build_spin"}, {1, "build_segfault"}};
+  Measurer m(o);
+  // Warm the workers up so that the start-up allowance does not apply.
+  m.measure(task, {tiled(task, 0), tiled(task, 1)});
+  auto rs = m.measure(task, {tiled(task, 0), tiled(task, 1), tiled(task, 2)});
+  EXPECT_EQ(rs[0].error, ErrorKind::kTimeout) << rs[0].error_msg;
+  EXPECT_NE(rs[0].error_msg.find("build"), std::string::npos) << rs[0].error_msg;
+  EXPECT_EQ(rs[1].error, ErrorKind::kBuildError) << rs[1].error_msg;
+  EXPECT_NE(rs[1].error_msg.find("SIGSEGV"), std::string::npos) << rs[1].error_msg;
+  expect_ok(rs[2], 2);
+}
+
+TEST(Measurer, InvalidSchedules) {
+  Task task = small_matmul();
+  Measurer m(fast_options());
+  nlohmann::json bad_split = nlohmann::json::array({nlohmann::json::array({"SP", 2, 0, 64, {128}, 1})});
+  nlohmann::json bad_stage = nlohmann::json::array({nlohmann::json::array({"AN", 9, 0, "parallel"})});
+  nlohmann::json not_a_step = nlohmann::json::array({nlohmann::json::array({"XX", 1})});
+  auto rs = m.measure_steps(task, {bad_split, tiled(task, 0).steps_json(), bad_stage, not_a_step,
+                                   nlohmann::json::object()});
+  EXPECT_EQ(rs[0].error, ErrorKind::kInvalidSchedule) << rs[0].error_msg;
+  expect_ok(rs[1], 1);
+  EXPECT_EQ(rs[2].error, ErrorKind::kInvalidSchedule) << rs[2].error_msg;
+  EXPECT_EQ(rs[3].error, ErrorKind::kInvalidSchedule) << rs[3].error_msg;
+  EXPECT_EQ(rs[4].error, ErrorKind::kInvalidSchedule) << rs[4].error_msg;
+  auto undefined = m.measure(task, {State()});
+  EXPECT_EQ(undefined[0].error, ErrorKind::kInvalidSchedule);
+}
+
+TEST(Measurer, SwitchesTasksAndThreads) {
+  Measurer m(fast_options());
+  Task a = small_matmul(32), b = small_matmul(48, 2);
+  for (int round = 0; round < 2; ++round) {
+    expect_ok(m.measure(a, {tiled(a, round)})[0], 0);
+    expect_ok(m.measure(b, {tiled(b, round)})[0], 0);
+  }
+}
+
+TEST(Measurer, QuietIsolation) {
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  o.isolation = MeasureOptions::Isolation::kQuiet;
+  Measurer m(o);
+  auto rs = m.measure(task, {tiled(task, 0), tiled(task, 1), tiled(task, 2)});
+  for (int i = 0; i < 3; ++i) expect_ok(rs[i], i);
+}
+
+TEST(Measurer, ErrorKindNames) {
+  for (auto k : {ErrorKind::kNone, ErrorKind::kInvalidSchedule, ErrorKind::kBuildError, ErrorKind::kRunError,
+                 ErrorKind::kTimeout, ErrorKind::kWrongResult})
+    EXPECT_EQ(parse_error_kind(error_kind_name(k)), k);
+  EXPECT_STREQ(error_kind_name(ErrorKind::kWrongResult), "wrong_result");
+  EXPECT_THROW(parse_error_kind("oops"), LoomError);
+}
+
+}  // namespace
+}  // namespace loom

@@ -1,0 +1,227 @@
+// The records log: round trip, best/distill/resume helpers, tolerance of
+// malformed and truncated lines, and crash safety (kill -9 of a process
+// appending to the log, and of a tuner in the middle of a batch).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "ir/error.h"
+#include "measure/measurer.h"
+#include "measure/records.h"
+#include "measure_test_util.h"
+
+namespace loom {
+namespace {
+
+using namespace measure_test;
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "loom_records_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string read_all(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+MeasureRecord make_record(const Task& task, int variant, double cost, ErrorKind err = ErrorKind::kNone) {
+  MeasureRecord r;
+  r.task = task;
+  r.steps = tiled(task, variant).steps_json();
+  if (err == ErrorKind::kNone) r.result.costs_s = {cost, cost * 1.01, cost * 0.99};
+  r.result.error = err;
+  if (err != ErrorKind::kNone) r.result.error_msg = "boom";
+  r.result.build_s = 0.01;
+  r.result.run_s = 0.05;
+  r.result.timestamp = 1795000000 + variant;
+  return r;
+}
+
+TEST(Records, RoundTripAndHelpers) {
+  std::string path = temp_path("roundtrip.jsonl");
+  std::remove(path.c_str());
+  Task a = small_matmul(32), b = small_matmul(48);
+  {
+    RecordLog log(path);
+    log.append({make_record(a, 0, 3e-3), make_record(a, 1, 1e-3), make_record(b, 0, 2e-3)});
+    log.append({make_record(a, 2, 0.5e-3, ErrorKind::kWrongResult), make_record(b, 1, 4e-3)});
+  }
+  LoadReport rep;
+  auto recs = load_records(path, &rep, false);
+  ASSERT_EQ(recs.size(), 5u);
+  EXPECT_EQ(rep.skipped, 0);
+  EXPECT_EQ(recs[3].result.error, ErrorKind::kWrongResult);
+  EXPECT_EQ(recs[3].result.error_msg, "boom");
+  EXPECT_EQ(recs[1].result.costs_s.size(), 3u);
+  EXPECT_EQ(recs[0].steps, tiled(a, 0).steps_json());
+  EXPECT_EQ(recs[0].task_key(), a.key());
+  EXPECT_EQ(recs[0].result.timestamp, 1795000000);
+
+  const MeasureRecord* best = best_record(recs, a.key());
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(best->steps, tiled(a, 1).steps_json());  // the wrong result is never best
+  EXPECT_EQ(best_record(recs, small_matmul(16).key()), nullptr);
+  auto d = distill(recs);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].task_key(), a.key());
+  EXPECT_EQ(d[1].steps, tiled(b, 0).steps_json());
+  auto seen = measured_set(recs);
+  EXPECT_EQ(seen.size(), 5u);
+  EXPECT_TRUE(seen.count(measure_key(a.key(), tiled(a, 2).steps_json())));
+  EXPECT_FALSE(seen.count(measure_key(b.key(), tiled(b, 2).steps_json())));
+
+  // The record's JSON form is DESIGN.md §3's.
+  nlohmann::json j = record_to_json(recs[0]);
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["task"]["workload"], "matmul");
+  EXPECT_EQ(j["result"]["error"], "none");
+  EXPECT_FALSE(j["result"].contains("error_msg"));
+  EXPECT_EQ(record_from_json(j).steps, recs[0].steps);
+  std::remove(path.c_str());
+}
+
+TEST(Records, MalformedAndTruncatedLinesAreSkipped) {
+  std::string path = temp_path("damaged.jsonl");
+  std::remove(path.c_str());
+  Task a = small_matmul(32);
+  {
+    RecordLog log(path);
+    log.append({make_record(a, 0, 3e-3), make_record(a, 1, 1e-3)});
+  }
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "this is not json\n";
+    out << "{\"task\": {\"workload\": \"nope\"}, \"steps\": [], \"result\": {\"costs_s\": [], \"error\": \"none\"}}\n";
+    out << "\n";
+    out << "{\"task\": " << a.to_json().dump() << ", \"steps\": [], \"result\": {\"costs_s\": [1], \"error\": \"bad\"}}\n";
+  }
+  {
+    RecordLog log(path);
+    log.append({make_record(a, 2, 2e-3)});
+  }
+  // Cut the file in the middle of the last record.
+  std::string text = read_all(path);
+  size_t cut = text.size() - 40;
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text.substr(0, cut);
+  }
+  LoadReport rep;
+  auto recs = load_records(path, &rep, false);
+  EXPECT_EQ(recs.size(), 2u);
+  EXPECT_EQ(rep.skipped, 4);
+  ASSERT_EQ(rep.warnings.size(), 4u);
+  EXPECT_NE(rep.warnings[0].find(":3: skipped malformed JSON"), std::string::npos) << rep.warnings[0];
+  EXPECT_NE(rep.warnings[1].find("unknown workload"), std::string::npos) << rep.warnings[1];
+  EXPECT_NE(rep.warnings[2].find("unknown error kind"), std::string::npos) << rep.warnings[2];
+  EXPECT_NE(rep.warnings[3].find("truncated last line"), std::string::npos) << rep.warnings[3];
+
+  // Appending after a cut line starts a fresh line: nothing more is lost.
+  {
+    RecordLog log(path);
+    log.append({make_record(a, 3, 1e-3), make_record(a, 0, 5e-3)});
+  }
+  LoadReport rep2;
+  recs = load_records(path, &rep2, false);
+  EXPECT_EQ(recs.size(), 4u);
+  EXPECT_EQ(rep2.skipped, 4);
+  EXPECT_NE(rep2.warnings[3].find("malformed JSON"), std::string::npos);  // the cut line, now complete
+  std::remove(path.c_str());
+}
+
+TEST(Records, MissingLogIsAnError) {
+  EXPECT_THROW(load_records(temp_path("does_not_exist.jsonl")), LoomError);
+}
+
+// Checks that every complete line parses; returns the number of records.
+size_t check_complete_lines(const std::string& path) {
+  std::string text = read_all(path);
+  size_t last_nl = text.rfind('\n');
+  std::string complete = last_nl == std::string::npos ? "" : text.substr(0, last_nl + 1);
+  size_t n = 0;
+  std::istringstream in(complete);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    EXPECT_NO_THROW(record_from_json(nlohmann::json::parse(line))) << line.substr(0, 200);
+    ++n;
+  }
+  LoadReport rep;
+  auto recs = load_records(path, &rep, false);
+  EXPECT_EQ(recs.size(), n);
+  EXPECT_LE(rep.skipped, 1);  // at most a cut last line
+  return n;
+}
+
+TEST(Records, KillDashNineOfAnAppenderLeavesParsableLines) {
+  std::string path = temp_path("killed_appender.jsonl");
+  std::remove(path.c_str());
+  Task a = small_matmul(32);
+  std::vector<MeasureRecord> batch;
+  for (int i = 0; i < 200; ++i) batch.push_back(make_record(a, i % 4, 1e-3 * (i + 1)));
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    RecordLog log(path);
+    while (true) log.append(batch);  // until killed
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  size_t n = check_complete_lines(path);
+  EXPECT_GT(n, 200u);
+  std::remove(path.c_str());
+}
+
+TEST(Records, KillDashNineOfATunerMidBatchLeavesParsableLines) {
+  std::string path = temp_path("killed_tuner.jsonl");
+  std::remove(path.c_str());
+  Task task = small_matmul();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // A tuner: batches of 4 candidates, each appended when measured.
+    Measurer m(fast_options());
+    RecordLog log(path);
+    for (int round = 0;; ++round) {
+      std::vector<State> states;
+      for (int i = 0; i < 4; ++i) states.push_back(tiled(task, round * 4 + i));
+      auto rs = m.measure(task, states);
+      std::vector<nlohmann::json> steps;
+      for (auto& s : states) steps.push_back(s.steps_json());
+      log.append(task, steps, rs);
+    }
+  }
+  // Wait for two batches, then kill in the middle of a later one.
+  auto start = std::chrono::steady_clock::now();
+  auto lines = [&] {
+    std::string t = read_all(path);
+    return std::count(t.begin(), t.end(), '\n');
+  };
+  while (lines() < 8 && std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(37));
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  size_t n = check_complete_lines(path);
+  EXPECT_GE(n, 8u);
+  EXPECT_EQ(n % 4, 0u);  // whole batches only
+  auto recs = load_records(path, nullptr, false);
+  for (const auto& r : recs) EXPECT_TRUE(r.result.ok()) << r.result.error_msg;
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace loom

@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "search/task_scheduler.h"
+
+namespace loom {
+namespace {
+
+TaskProgress progress(const std::string& group, double weight, double flops, double best,
+                      int trials, std::vector<double> history) {
+  TaskProgress p;
+  p.group = group;
+  p.weight = weight;
+  p.flops = flops;
+  p.best_cost = best;
+  p.trials = trials;
+  p.best_history = std::move(history);
+  return p;
+}
+
+TEST(TaskScheduler, GivesEveryTaskOneRoundFirst) {
+  SearchSettings s;
+  TaskScheduler sched(s);
+  std::mt19937_64 rng(1);
+  std::vector<TaskProgress> t = {progress("a", 1, 1e9, 1e-3, 64, {1e-3}),
+                                 progress("b", 1, 1e9, std::numeric_limits<double>::infinity(), 0, {})};
+  EXPECT_EQ(sched.next(t, rng), 1);
+}
+
+TEST(TaskScheduler, PrefersTheTaskWithTheLargestWeightedLatency) {
+  SearchSettings s;
+  s.scheduler_eps = 0;
+  TaskScheduler sched(s);
+  std::mt19937_64 rng(1);
+  // Same progress, but task 1 weighs 10x more: its next round saves more.
+  std::vector<TaskProgress> t = {progress("a", 1, 1e9, 2e-3, 64, {3e-3, 2e-3}),
+                                 progress("b", 10, 1e9, 2e-3, 64, {3e-3, 2e-3})};
+  EXPECT_EQ(sched.next(t, rng), 1);
+  EXPECT_LT(sched.gradient(t, 1), sched.gradient(t, 0));
+}
+
+TEST(TaskScheduler, PrefersATaskStillImproving) {
+  SearchSettings s;
+  s.scheduler_eps = 0;
+  s.scheduler_window = 1;
+  TaskScheduler sched(s);
+  std::mt19937_64 rng(1);
+  std::vector<TaskProgress> t = {progress("a", 1, 1e9, 1e-3, 128, {1e-3, 1e-3}),
+                                 progress("b", 1, 1e9, 1e-3, 128, {4e-3, 1e-3})};
+  EXPECT_EQ(sched.next(t, rng), 1);
+}
+
+TEST(TaskScheduler, RoundRobinTakesTheTaskWithFewestRounds) {
+  SearchSettings s;
+  s.task_scheduler = "round_robin";
+  TaskScheduler sched(s);
+  std::mt19937_64 rng(1);
+  std::vector<TaskProgress> t = {progress("a", 100, 1e9, 9e-3, 128, {1, 1}),
+                                 progress("b", 1, 1e9, 1e-3, 64, {1})};
+  EXPECT_EQ(sched.next(t, rng), 1);
+}
+
+TEST(TaskScheduler, SkipsFinishedTasksAndReportsWhenAllAreDone) {
+  SearchSettings s;
+  TaskScheduler sched(s);
+  std::mt19937_64 rng(1);
+  std::vector<TaskProgress> t = {progress("a", 1, 1e9, 1e-3, 64, {1e-3})};
+  t[0].finished = true;
+  EXPECT_EQ(sched.next(t, rng), -1);
+}
+
+}  // namespace
+}  // namespace loom

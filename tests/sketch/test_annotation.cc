@@ -1,0 +1,165 @@
+// Random annotation and sampling: deterministic for a seed, distinct
+// programs, tile sizes that divide the extents, and vectorize / parallel /
+// unroll where the rules say.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "ir/lower.h"
+#include "ir/steps.h"
+#include "sketch/annotation.h"
+#include "sketch/sketch_policy.h"
+#include "tests/sketch/sketch_test_util.h"
+
+namespace loom {
+namespace {
+
+using testing::sketch_task;
+
+std::vector<std::string> steps_of(const std::vector<State>& states) {
+  std::vector<std::string> out;
+  for (const State& s : states) out.push_back(s.steps_json().dump());
+  return out;
+}
+
+SketchTask matmul_task(int64_t n = 256, int threads = 4) {
+  return sketch_task("matmul", {{"M", n}, {"N", n}, {"K", n}}, threads);
+}
+
+TEST(Sample, SameSeedGivesSamePrograms) {
+  std::mt19937_64 a(123), b(123);
+  EXPECT_EQ(steps_of(sample(matmul_task(), 40, a)), steps_of(sample(matmul_task(), 40, b)));
+}
+
+TEST(Sample, DifferentSeedsGiveDifferentPrograms) {
+  std::mt19937_64 a(1), b(2);
+  EXPECT_NE(steps_of(sample(matmul_task(), 20, a)), steps_of(sample(matmul_task(), 20, b)));
+}
+
+TEST(Sample, ReturnsDistinctPrograms) {
+  std::mt19937_64 rng(7);
+  auto states = sample(sketch_task("conv2d_bias_relu", nlohmann::json::object(), 2), 100, rng);
+  ASSERT_EQ(states.size(), 100u);
+  auto steps = steps_of(states);
+  EXPECT_EQ(std::set<std::string>(steps.begin(), steps.end()).size(), 100u);
+}
+
+TEST(Sample, TinySpaceReturnsFewerRatherThanLooping) {
+  // A 2x2 matmul has only a few hundred distinct programs at most.
+  std::mt19937_64 rng(7);
+  auto states = sample(sketch_task("matmul", {{"M", 1}, {"N", 1}, {"K", 1}}), 1000, rng);
+  EXPECT_LT(states.size(), 1000u);
+  EXPECT_GT(states.size(), 0u);
+}
+
+TEST(Sample, UsesEverySketch) {
+  SketchPolicy policy(matmul_task());
+  std::mt19937_64 rng(3);
+  bool has_local = false, has_plain = false;
+  for (const State& s : policy.sample(60, rng)) {
+    (s.stage_index("C_local") >= 0 ? has_local : has_plain) = true;
+  }
+  EXPECT_TRUE(has_local);
+  EXPECT_TRUE(has_plain);
+}
+
+TEST(Sample, ProgramsReplayFromTheirJson) {
+  std::mt19937_64 rng(11);
+  for (const State& s : sample(sketch_task("conv2d_bias_relu", nlohmann::json::object()), 20, rng)) {
+    State again = State::from_json(s.dag_ptr(), s.steps_json());
+    EXPECT_EQ(again.fingerprint(), s.fingerprint());
+  }
+}
+
+TEST(FillTileSizes, DivisibleLengthsMostOfTheTimeAndInnermostBounded) {
+  SketchTask task = matmul_task(512);
+  task.settings.non_divisible_split_probability = 0;
+  SketchPolicy policy(task);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 50; ++i) {
+    State s = policy.sample_one(rng);
+    for (const auto& step : s.steps()) {
+      auto* sp = dynamic_cast<const SplitStep*>(step.get());
+      if (!sp) continue;
+      int64_t prod = 1;
+      for (int64_t l : sp->lengths) prod *= l;
+      EXPECT_EQ(sp->extent % prod, 0) << step->to_json().dump();
+      EXPECT_LE(sp->lengths.back(), task.settings.max_innermost_split_factor);
+    }
+  }
+}
+
+TEST(FillTileSizes, FactorizationSchemesOf8IntoTwoLengths) {
+  SplitFactorizationMemo memo;
+  auto schemes = memo.schemes(8, 2, 4);
+  // (a, b) with a*b | 8 and b <= 4.
+  std::set<std::vector<int64_t>> got(schemes.begin(), schemes.end());
+  std::set<std::vector<int64_t>> want = {{1, 1}, {1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4},
+                                         {4, 1}, {4, 2}, {8, 1}};
+  EXPECT_EQ(got, want);
+}
+
+bool has_annotation(const State& s, const std::string& stage, IterAnnotation a) {
+  const Stage& st = s.stage(s.stage_index(stage));
+  for (int id : st.leaves)
+    if (st.iters[id].annotation == a) return true;
+  return false;
+}
+
+TEST(Annotate, TiledMatmulGetsParallelOuterLoopVectorizedInnerLoopAndUnrollPragma) {
+  SketchPolicy policy(matmul_task(512));
+  std::mt19937_64 rng(9);
+  int vectorized = 0, n = 0;
+  std::set<int64_t> unroll_values;
+  for (const State& s : policy.sample(40, rng)) {
+    ++n;
+    const Stage& c = s.stage(s.stage_index("C"));
+    EXPECT_EQ(c.iters[c.leaves[0]].annotation, IterAnnotation::kParallel) << s.to_string();
+    int tiled = s.stage_index("C_local") >= 0 ? s.stage_index("C_local") : s.stage_index("C");
+    unroll_values.insert(s.stage(tiled).auto_unroll_max_step);
+    EXPECT_EQ(s.stage(tiled).pragma_iter, s.stage(tiled).leaves[0]);
+    // Innermost loop spatial with extent <= 64 -> vectorized.
+    const Stage& t = s.stage(tiled);
+    const Iterator& inner = t.iters[t.leaves.back()];
+    if (inner.extent > 1 && inner.extent <= 64) {
+      EXPECT_EQ(inner.annotation, IterAnnotation::kVectorize) << s.to_string();
+      ++vectorized;
+    }
+  }
+  EXPECT_GT(vectorized, n / 2);
+  EXPECT_EQ(unroll_values, (std::set<int64_t>{0, 16, 64, 512}));
+}
+
+TEST(Annotate, ParallelLoopNeverCoversAReduceLoop) {
+  SketchPolicy policy(sketch_task("norm", {{"M", 64}, {"N", 64}}, 4));
+  std::mt19937_64 rng(2);
+  for (const State& s : policy.sample(30, rng))
+    for (const Stage& st : s.stages())
+      for (int id : st.leaves)
+        if (st.iters[id].annotation == IterAnnotation::kParallel)
+          EXPECT_EQ(st.iters[id].kind, IterKind::kSpatial) << s.to_string();
+}
+
+TEST(Annotate, RfactorInnerPartIsVectorized) {
+  SketchPolicy policy(sketch_task("norm", {{"M", 64}, {"N", 64}}, 4));
+  std::mt19937_64 rng(4);
+  int vectorized_rf = 0;
+  for (const State& s : policy.sample(40, rng)) {
+    int rf = s.stage_index("sumsq_rf");
+    if (rf >= 0 && has_annotation(s, "sumsq_rf", IterAnnotation::kVectorize)) ++vectorized_rf;
+  }
+  EXPECT_GT(vectorized_rf, 0);
+}
+
+TEST(Annotate, FreeStagesGetEveryKindOfComputeLocation) {
+  // conv2d's padding: inlined, at root, or at a loop of conv.
+  SketchPolicy policy(sketch_task("conv2d", nlohmann::json::object()));
+  std::mt19937_64 rng(8);
+  std::set<ComputeAtKind> kinds;
+  for (const State& s : policy.sample(60, rng)) kinds.insert(s.stage(s.stage_index("pad")).compute_at);
+  EXPECT_EQ(kinds.size(), 3u);
+}
+
+}  // namespace
+}  // namespace loom

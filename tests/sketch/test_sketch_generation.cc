@@ -1,0 +1,167 @@
+// Sketch generation: which rules fire for which stages, and how many
+// sketches each suite workload gets. The golden counts pin the rule set: a
+// change that drops or adds a rule (or changes a condition) fails here.
+#include <gtest/gtest.h>
+
+#include "ir/lower.h"
+#include "ir/steps.h"
+#include "sketch/analysis.h"
+#include "sketch/sketch_policy.h"
+#include "tests/sketch/sketch_test_util.h"
+
+namespace loom {
+namespace {
+
+using testing::sketch_task;
+
+size_t count_sketches(const std::string& workload, const nlohmann::json& params, int threads) {
+  return generate_sketches(sketch_task(workload, params, threads)).size();
+}
+
+// Ansor's golden numbers (its CPU sketch-generation tests): 3 sketches for a
+// 512^3 matmul (tiling; cache-write + tiling with fusion at 2 levels) and 5
+// for 8x8x512 (2 more with rfactor). rfactor needs the spatial extent (64)
+// to be at most 16 * cores, hence threads = 4 here.
+TEST(SketchCount, Matmul512HasThreeSketchesLikeAnsor) {
+  EXPECT_EQ(count_sketches("matmul", {{"M", 512}, {"N", 512}, {"K", 512}}, 4), 3u);
+}
+
+TEST(SketchCount, Matmul8x8x512HasFiveSketchesLikeAnsor) {
+  EXPECT_EQ(count_sketches("matmul", {{"M", 8}, {"N", 8}, {"K", 512}}, 4), 5u);
+}
+
+TEST(SketchCount, Matmul8x8x512OnOneThreadHasNoRfactorSketch) {
+  // 64 spatial points are more than 16 * 1 thread can use: no rfactor.
+  EXPECT_EQ(count_sketches("matmul", {{"M", 8}, {"N", 8}, {"K", 512}}, 1), 3u);
+}
+
+// What Loom gets for every registry workload with its default parameters,
+// one thread. Explanations: reusing stages (matmul, conv, TBG) get 3
+// (tiling, or cache-write + fusion at 2 levels, or fusion with an
+// element-wise consumer at 2 levels + plain tiling); padding, transposes and
+// exp stages are not strictly inlineable so they add no alternatives; every
+// plain reduction with a long reduce axis gets 3 (2 rfactor + as is), so
+// softmax (two of them) gets 9 and norm 3.
+TEST(SketchCount, EveryRegistryWorkloadWithDefaultParams) {
+  const std::map<std::string, size_t> expected = {
+      {"batch_matmul", 3}, {"capsule_conv2d", 3}, {"conv1d", 3},
+      {"conv2d", 3},       {"conv2d_bias_relu", 3}, {"conv3d", 3},
+      {"dense_bias_relu", 3}, {"depthwise_conv2d", 3}, {"dilated_conv2d", 3},
+      {"group_conv2d", 3}, {"matmul", 3},           {"norm", 3},
+      {"softmax", 9},      {"tbg", 3},              {"transposed_conv2d", 3},
+  };
+  for (const auto& w : workload_registry()) {
+    auto it = expected.find(w.name);
+    ASSERT_NE(it, expected.end()) << "new workload " << w.name << ": add its sketch count here";
+    EXPECT_EQ(count_sketches(w.name, nlohmann::json::object(), 1), it->second) << w.name;
+  }
+  EXPECT_EQ(expected.size(), workload_registry().size());
+}
+
+TEST(SketchRules, MatmulSketchesAreTilingAndCacheWriteFusedAtTwoLevels) {
+  auto sketches = generate_sketches(sketch_task("matmul", {{"M", 64}, {"N", 64}, {"K", 64}}));
+  ASSERT_EQ(sketches.size(), 3u);
+  int with_cache = 0, plain = 0;
+  for (const State& s : sketches) {
+    int local = s.stage_index("C_local");
+    if (local < 0) {
+      ++plain;
+      // SSRSRS: i and j in 4 levels, k in 2 -> 10 loops, order S S R S R S.
+      const Stage& c = s.stage(s.stage_index("C"));
+      ASSERT_EQ(c.leaves.size(), 10u);
+      const char* kinds = "SSSSRSSRSS";
+      for (size_t p = 0; p < c.leaves.size(); ++p)
+        EXPECT_EQ(c.iters[c.leaves[p]].kind == IterKind::kReduce, kinds[p] == 'R') << p;
+      continue;
+    }
+    ++with_cache;
+    const Stage& l = s.stage(local);
+    EXPECT_EQ(l.compute_at, ComputeAtKind::kIter);
+    EXPECT_EQ(l.attach_stage, s.stage_index("C"));
+  }
+  EXPECT_EQ(plain, 1);
+  EXPECT_EQ(with_cache, 2);
+}
+
+TEST(SketchRules, ElementwiseConsumerIsFusedAndBiasReluIsNotInlinedWhenOutput) {
+  auto sketches = generate_sketches(sketch_task("dense_bias_relu", {{"M", 16}, {"N", 32}, {"K", 8}}));
+  ASSERT_EQ(sketches.size(), 3u);
+  int fused = 0;
+  for (const State& s : sketches) {
+    const Stage& dense = s.stage(s.stage_index("dense"));
+    EXPECT_TRUE(sketch_analysis::is_tiled(dense));
+    if (dense.compute_at == ComputeAtKind::kIter) {
+      ++fused;
+      EXPECT_EQ(dense.attach_stage, s.stage_index("relu"));
+    }
+    EXPECT_EQ(s.stage_index("dense_local"), -1) << "a fusible consumer needs no cache write";
+  }
+  EXPECT_EQ(fused, 2);
+}
+
+TEST(SketchRules, RfactorSketchesFactorTheInnerAndTheOuterPart) {
+  auto sketches = generate_sketches(sketch_task("norm", {{"M", 64}, {"N", 64}}));
+  ASSERT_EQ(sketches.size(), 3u);
+  int with_rf = 0;
+  for (const State& s : sketches) {
+    int rf = s.stage_index("sumsq_rf");
+    if (rf < 0) continue;
+    ++with_rf;
+    EXPECT_EQ(s.stage(rf).op->axes.size(), 2u) << "sumsq's axis plus the factored one";
+  }
+  EXPECT_EQ(with_rf, 2);
+}
+
+TEST(SketchRules, StrictlyInlineableIntermediateStageIsInlinedInEverySketch) {
+  // matmul -> bias add -> relu: the bias add is element-wise and not an
+  // output, so it is inlined and the matmul fuses into relu through it.
+  Tensor A = placeholder({16, 8}, "A"), B = placeholder({8, 32}, "B"), bias = placeholder({32}, "bias");
+  Var k = reduce_axis(8, "rk");
+  Tensor C = compute({16, 32}, [&](Var i, Var j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  Tensor D = compute({16, 32}, [&](Var i, Var j) { return C(i, j) + bias(j); }, "bias_add");
+  Tensor R = compute({16, 32}, [&](Var i, Var j) { return max(D(i, j), Expr(0.0f)); }, "relu");
+  SketchTask task;
+  task.dag = std::make_shared<const ComputeDAG>(ComputeDAG({A, B, bias}, {R}));
+  auto sketches = generate_sketches(task);
+  ASSERT_EQ(sketches.size(), 3u);
+  int fused_into_relu = 0;
+  for (const State& s : sketches) {
+    EXPECT_EQ(s.stage(s.stage_index("bias_add")).compute_at, ComputeAtKind::kInlined);
+    const Stage& c = s.stage(s.stage_index("C"));
+    if (c.compute_at == ComputeAtKind::kIter && c.attach_stage == s.stage_index("relu")) ++fused_into_relu;
+  }
+  EXPECT_EQ(fused_into_relu, 2);
+}
+
+TEST(SketchRules, PaddingTransposesAndOutputsAreNotStrictlyInlineable) {
+  // Padding is a select and a transpose reorders axes: their location is
+  // left to the random annotation (Ansor's definition).
+  auto conv = std::make_shared<const ComputeDAG>(make_workload("conv2d", nlohmann::json::object()));
+  State s = State::initial(conv);
+  EXPECT_FALSE(sketch_analysis::is_strictly_inlineable(s, s.stage_index("pad")));
+  auto tbg = std::make_shared<const ComputeDAG>(make_workload("tbg", nlohmann::json::object()));
+  State t = State::initial(tbg);
+  EXPECT_FALSE(sketch_analysis::is_strictly_inlineable(t, t.stage_index("query_T")));
+  auto softmax = std::make_shared<const ComputeDAG>(make_workload("softmax", nlohmann::json::object()));
+  State x = State::initial(softmax);
+  EXPECT_FALSE(sketch_analysis::is_strictly_inlineable(x, x.stage_index("expv"))) << "exp is expensive";
+}
+
+TEST(SketchRules, EverySketchOfEveryWorkloadLowers) {
+  for (const auto& w : workload_registry()) {
+    for (const State& s : generate_sketches(sketch_task(w.name, w.small_params, 4)))
+      EXPECT_NO_THROW(lower(s)) << w.name << "\n" << s.to_string();
+  }
+}
+
+TEST(SketchRules, SketchSplitsAreHolesOfLengthOne) {
+  for (const State& s : generate_sketches(sketch_task("conv2d", nlohmann::json::object()))) {
+    for (const auto& step : s.steps()) {
+      if (auto* sp = dynamic_cast<const SplitStep*>(step.get()))
+        for (int64_t l : sp->lengths) EXPECT_EQ(l, 1);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace loom
