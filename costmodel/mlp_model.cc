@@ -166,7 +166,7 @@ class MlpModel : public CostModel {
     for (int epoch = 0; epoch < s_.max_epochs && elapsed() < s_.max_train_seconds; ++epoch) {
       net_->train();
       std::shuffle(train.begin(), train.end(), rng_);
-      for (size_t b = 0; b < train.size(); b += bs) {
+      for (size_t b = 0; b < train.size() && elapsed() < s_.max_train_seconds; b += bs) {
         std::vector<size_t> batch(train.begin() + b, train.begin() + std::min(train.size(), b + bs));
         if (batch.size() < 2) continue;
         std::vector<float> y;

@@ -20,7 +20,7 @@ struct MlpSettings {
   int max_epochs = 150;           // per fit
   int patience = 15;              // epochs without validation improvement before stopping
   double valid_fraction = 0.15;   // programs held out for early stopping
-  double max_train_seconds = 10;  // wall-clock bound per fit (checked per epoch)
+  double max_train_seconds = 5;   // wall-clock bound per fit (checked per minibatch)
   double mse_weight = 0.1;        // weight of the MSE term next to the pairwise rank loss
   int threads = 1;                // torch intra-op threads (training and inference)
   int seed = 0;

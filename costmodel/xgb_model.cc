@@ -31,7 +31,7 @@ namespace loom {
 
 XgbSettings XgbSettings::from_json(const nlohmann::json& j, const std::string& where) {
   using namespace settings_util;
-  check_keys(j, {"max_depth", "eta", "gamma", "min_child_weight", "subsample", "max_rounds",
+  check_keys(j, {"max_depth", "eta", "gamma", "min_child_weight", "subsample", "max_bin", "max_rounds",
                  "early_stopping_rounds", "valid_fraction", "max_train_seconds", "objective", "threads", "seed"},
              where);
   XgbSettings s;
@@ -40,6 +40,7 @@ XgbSettings XgbSettings::from_json(const nlohmann::json& j, const std::string& w
   s.gamma = get_double(j, "gamma", s.gamma, 0.0, 1e6, where);
   s.min_child_weight = get_double(j, "min_child_weight", s.min_child_weight, 0.0, 1e6, where);
   s.subsample = get_double(j, "subsample", s.subsample, 1e-3, 1.0, where);
+  s.max_bin = get_int(j, "max_bin", s.max_bin, 2, 1 << 16, where);
   s.max_rounds = get_int(j, "max_rounds", s.max_rounds, 0, 1 << 20, where);
   s.early_stopping_rounds = get_int(j, "early_stopping_rounds", s.early_stopping_rounds, 1, 1 << 20, where);
   s.valid_fraction = get_double(j, "valid_fraction", s.valid_fraction, 0.0, 0.9, where);
@@ -53,7 +54,8 @@ XgbSettings XgbSettings::from_json(const nlohmann::json& j, const std::string& w
 nlohmann::json XgbSettings::to_json() const {
   return {{"max_depth", max_depth},   {"eta", eta},
           {"gamma", gamma},           {"min_child_weight", min_child_weight},
-          {"subsample", subsample},   {"max_rounds", max_rounds},
+          {"subsample", subsample},   {"max_bin", max_bin},
+          {"max_rounds", max_rounds},
           {"early_stopping_rounds", early_stopping_rounds}, {"valid_fraction", valid_fraction},
           {"max_train_seconds", max_train_seconds}, {"objective", objective},
           {"threads", threads},       {"seed", seed}};
@@ -221,6 +223,7 @@ class XgbModel : public CostModel {
     set("gamma", std::to_string(s_.gamma));
     set("min_child_weight", std::to_string(s_.min_child_weight));
     set("subsample", std::to_string(s_.subsample));
+    set("max_bin", std::to_string(s_.max_bin));
     set("base_score", "0");
     set("nthread", std::to_string(s_.threads));
     set("seed", std::to_string(s_.seed));

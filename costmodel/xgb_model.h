@@ -18,6 +18,7 @@ struct XgbSettings {
   double gamma = 0.001;
   double min_child_weight = 0;
   double subsample = 1.0;
+  int max_bin = 64;               // histogram bins per feature (log-scaled features have few values)
   int max_rounds = 300;           // boosting rounds per fit
   int early_stopping_rounds = 30; // rounds without validation improvement
   double valid_fraction = 0.15;   // programs held out for early stopping

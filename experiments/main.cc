@@ -19,6 +19,8 @@ const Verb kVerbs[] = {
      "measure several schedules of a task in worker processes (the tuner's path)", measure_verb},
     {"tune", "loom tune CONFIG.json [--trials N]",
      "tune every task of an experiment config (log written as it goes; Ctrl-C stops cleanly)", tune_verb},
+    {"config", "loom config show CONFIG.json", "print every effective setting of a config (defaults filled in)",
+     config_verb},
     {"baseline", "loom baseline FILE.json [--threads N]",
      "time the vendor libraries (oneDNN) on the task, checked against the reference", baseline_verb},
     {"costmodel",
@@ -28,6 +30,10 @@ const Verb kVerbs[] = {
      "             loom costmodel collect WORKLOAD [--params JSON] --n N --log FILE [--seed S] [--batch B]",
      "train a cost model on record logs; rank held-out records with a saved model; measure random schedules",
      costmodel_verb},
+    {"sketches", "loom sketches FILE.json [--threads N]",
+     "print the sketches of a task (derivation rules, before random annotation) as loop nests", sketches_verb},
+    {"sample", "loom sample FILE.json -n N [--seed S] [--threads N] [--no-ir] [--time]",
+     "print N random programs of a task, check each (LLVM) against the reference, optionally time them", sample_verb},
 };
 
 int help() {

@@ -26,7 +26,10 @@ int run_verb(const Args& args);
 int measure_verb(const Args& args);
 int baseline_verb(const Args& args);
 int tune_verb(const Args& args);
+int config_verb(const Args& args);
 int costmodel_verb(const Args& args);
+int sketches_verb(const Args& args);
+int sample_verb(const Args& args);
 int costmodel_collect(const Args& args);  // `loom costmodel collect` (costmodel_collect.cc)
 
 }  // namespace loom::cli

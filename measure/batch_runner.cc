@@ -36,6 +36,14 @@ class BatchRunner {
   }
 
   std::vector<MeasureResult> run() {
+    // A previous batch that ended by an exception may have left work in
+    // flight: start from idle workers.
+    for (auto& s : slots_)
+      if (s->phase != Phase::kIdle) {
+        s->proc.kill_and_reap();
+        s->phase = Phase::kIdle;
+        s->cand = -1;
+      }
     const int n = static_cast<int>(results_.size());
     for (int i = 0; i < n; ++i) {
       if ((*in_.steps)[i].is_array()) {

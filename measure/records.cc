@@ -100,7 +100,13 @@ RecordLog::~RecordLog() {
 
 void RecordLog::append(const std::vector<MeasureRecord>& batch) {
   std::string text;
-  for (const auto& r : batch) text += record_to_json(r).dump() + "\n";
+  for (const auto& r : batch) {
+    // Written in the order of DESIGN.md §3 (task first) for human readers.
+    nlohmann::json j = record_to_json(r);
+    nlohmann::ordered_json line;
+    for (const char* key : {"task", "steps", "result", "version"}) line[key] = j[key];
+    text += line.dump() + "\n";
+  }
   size_t done = 0;
   while (done < text.size()) {
     ssize_t w = ::write(fd_, text.data() + done, text.size() - done);

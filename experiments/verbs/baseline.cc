@@ -30,14 +30,17 @@ int baseline_verb(const Args& args) {
   std::printf("task: %s  target: %s  (%.3f GFLOP)\n", tf.task.description().c_str(),
               tf.task.target.to_string().c_str(), dag.flop_count() / 1e9);
   int rc = kExitOk;
-  for (const auto& r : run_onednn_baselines(tf.task, timing, inputs, ref)) {
+  auto results = run_onednn_baselines(tf.task, timing, inputs, ref);
+  for (auto& r : run_openblas_baselines(tf.task, timing, inputs, ref)) results.push_back(std::move(r));
+  for (const auto& r : results) {
     if (!r.supported) {
-      std::printf("%-8s unsupported: %s\n", r.library.c_str(), r.reason.c_str());
+      std::printf("%-8s %sunsupported: %s\n", r.library.c_str(),
+                  r.variant.empty() ? "" : (r.variant + ": ").c_str(), r.reason.c_str());
       continue;
     }
-    std::printf("%-8s %-32s median %.4f ms  %.2f GFLOP/s  %s\n", r.library.c_str(), r.variant.c_str(),
+    std::printf("%-8s %-42s median %.4f ms  %.2f GFLOP/s  %s  [%s]\n", r.library.c_str(), r.variant.c_str(),
                 r.median_s * 1e3, r.gflops(dag.flop_count()),
-                r.check.empty() ? "correct" : ("WRONG: " + r.check).c_str());
+                r.check.empty() ? "correct" : ("WRONG: " + r.check).c_str(), r.impl.c_str());
     if (!r.check.empty()) rc = kExitFailure;
   }
   return rc;

@@ -7,6 +7,7 @@
 
 #include "experiments/config.h"
 #include "experiments/verbs.h"
+#include "ir/error.h"
 #include "search/tuner.h"
 
 namespace loom::cli {

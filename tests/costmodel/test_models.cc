@@ -13,9 +13,11 @@
 namespace loom {
 namespace {
 
-// Programs of 1-4 statement rows of random features; each row contributes
-// h(x) = 2 x0 - x1 + x2 x3 + sin(x4), a program's true score is the sum over
-// its rows, squashed monotonically into (0, 1) as the label. Groups are tasks.
+// Programs of 1-4 statement rows; each row has 8 random features (the rest
+// zero, as most real features of a statement are) and contributes
+// h(x) = 2 x0 - x1 + 0.5 x2 x3 + sin(x4) (x5..x7 are noise); a program's true
+// score is the sum over its rows, squashed monotonically into (0, 1) as the
+// label. Groups are tasks.
 struct Synthetic {
   std::vector<ProgramFeatures> programs;
   std::vector<float> labels;
@@ -32,9 +34,9 @@ Synthetic synthetic(size_t n, uint64_t seed) {
     f.num_stmts = 1 + static_cast<int>(rng() % 4);
     double total = 0;
     for (int s = 0; s < f.num_stmts; ++s) {
-      std::vector<float> row(kNumFeatures);
-      for (auto& v : row) v = normal(rng);
-      total += 2 * row[0] - row[1] + row[2] * row[3] + std::sin(row[4]);
+      std::vector<float> row(kNumFeatures, 0.0f);
+      for (int k = 0; k < 8; ++k) row[k] = normal(rng);
+      total += 2 * row[0] - row[1] + 0.5 * row[2] * row[3] + std::sin(row[4]);
       f.values.insert(f.values.end(), row.begin(), row.end());
     }
     d.programs.push_back(std::move(f));
@@ -52,13 +54,13 @@ double heldout_accuracy(const std::string& kind, const nlohmann::json& settings)
 }
 
 TEST(Models, MlpRanksSyntheticProgramsWell) {
-  double acc = heldout_accuracy("mlp", {{"max_train_seconds", 8}});
+  double acc = heldout_accuracy("mlp", {{"max_train_seconds", 60}});
   EXPECT_GT(acc, 0.9);
   std::printf("mlp synthetic held-out pairwise accuracy %.3f\n", acc);
 }
 
 TEST(Models, XgbRanksSyntheticProgramsWell) {
-  double acc = heldout_accuracy("xgb", {{"max_train_seconds", 8}});
+  double acc = heldout_accuracy("xgb", {{"max_train_seconds", 60}, {"max_depth", 6}});
   EXPECT_GT(acc, 0.9);
   std::printf("xgb synthetic held-out pairwise accuracy %.3f\n", acc);
 }
@@ -86,7 +88,7 @@ TEST(Models, LearnKnownMatmulOrderingFromRealFeatures) {
     (i < 500 ? train : test).push_back(r);
   }
   for (const char* kind : {"mlp", "xgb"}) {
-    auto m = make_cost_model(kind, {{"max_train_seconds", 6}});
+    auto m = make_cost_model(kind, {{"max_train_seconds", 60}});
     m->update(train);
     EXPECT_EQ(m->num_records(), train.size());
     std::vector<State> ts;
@@ -103,8 +105,10 @@ TEST(Models, SaveLoadRoundTripGivesIdenticalPredictions) {
   Synthetic train = synthetic(200, 3), test = synthetic(50, 4);
   test.programs.push_back(ProgramFeatures{});  // an invalid program
   for (const std::string kind : {"mlp", "xgb", "random"}) {
-    auto m = make_cost_model(kind, kind == "random" ? nlohmann::json{{"seed", 5}}
-                                                    : nlohmann::json{{"max_train_seconds", 2}});
+    nlohmann::json settings = kind == "mlp"   ? nlohmann::json{{"max_epochs", 20}}
+                              : kind == "xgb" ? nlohmann::json{{"max_rounds", 20}}
+                                              : nlohmann::json{{"seed", 5}};
+    auto m = make_cost_model(kind, settings);
     m->fit(train.programs, train.labels, train.groups);
     std::vector<float> before = m->predict_features(test.programs);
     std::string path = ::testing::TempDir() + "/loom_cm_" + kind + ".model";
@@ -121,7 +125,7 @@ TEST(Models, SaveLoadRoundTripGivesIdenticalPredictions) {
 
 TEST(Models, MlpWarmStartKeepsLearning) {
   Synthetic a = synthetic(300, 5), b = synthetic(300, 6), test = synthetic(200, 7);
-  auto m = make_cost_model("mlp", {{"max_train_seconds", 3}});
+  auto m = make_cost_model("mlp", {{"max_train_seconds", 60}, {"max_epochs", 60}});
   m->fit(a.programs, a.labels, a.groups);
   double first = pairwise_accuracy(m->predict_features(test.programs), test.labels, test.groups);
   a.programs.insert(a.programs.end(), b.programs.begin(), b.programs.end());

@@ -84,7 +84,16 @@ TEST(Crossover, TakesEachStageFromOneParent) {
   SketchTask task = small_task("matmul", R"({"M":32,"N":32,"K":32})");
   std::mt19937_64 rng(5);
   SketchPolicy policy(task);
-  const State& sketch = policy.sketches()[0];
+  // A sketch whose steps act on several stages (e.g. with a cache-write stage).
+  const State* multi = nullptr;
+  for (const auto& sk : policy.sketches()) {
+    std::set<int> stages;
+    State annotated = policy.annotate(sk, rng);
+    for (const auto& st : annotated.steps()) stages.insert(st->stage_id());
+    if (stages.size() >= 2) multi = &sk;
+  }
+  ASSERT_NE(multi, nullptr);
+  const State& sketch = *multi;
   int made = 0;
   for (int attempt = 0; attempt < 50 && made < 5; ++attempt) {
     State a = policy.annotate(sketch, rng), b = policy.annotate(sketch, rng);

@@ -38,7 +38,7 @@ std::vector<Case> cases() {
 
 int states_per_case() {
   const char* longmode = std::getenv("LOOM_LONG_TESTS");
-  return longmode && std::string(longmode) == "1" ? 400 : 20;
+  return longmode && std::string(longmode) == "1" ? 400 : 16;
 }
 
 class SampledPrograms : public ::testing::TestWithParam<Case> {};

@@ -1,0 +1,88 @@
+// `loom run` on bad input: a one-line error naming the offending field, exit
+// code 2, no crash.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;
+};
+
+Result run_loom(const std::string& args) {
+  std::string cmd = std::string(LOOM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  auto p = std::filesystem::temp_directory_path() / ("loom_cli_" + std::to_string(getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+void expect_usage_error(const std::string& file_text, const std::string& needle) {
+  std::string f = write_file("case.json", file_text);
+  Result r = run_loom("run " + f);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
+  // One line: the error and nothing else.
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+TEST(LoomRun, MissingFileIsAnError) {
+  Result r = run_loom("run /nonexistent/loom_schedule.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("cannot open"), std::string::npos) << r.output;
+}
+
+TEST(LoomRun, MalformedJsonIsAnError) { expect_usage_error("{\"workload\": \"matmul\",", "malformed JSON"); }
+
+TEST(LoomRun, UnknownWorkloadIsNamed) {
+  expect_usage_error(R"({"workload": "matmull", "params": {}})", "unknown workload 'matmull'");
+}
+
+TEST(LoomRun, BadParameterIsNamed) {
+  expect_usage_error(R"({"workload": "matmul", "params": {"M": -4}})", "params.M");
+}
+
+TEST(LoomRun, UnknownParameterIsNamed) {
+  expect_usage_error(R"({"workload": "matmul", "params": {"Q": 4}})", "params.Q");
+}
+
+TEST(LoomRun, InvalidStepIsNamed) {
+  expect_usage_error(R"({"workload": "matmul", "params": {"M": 8, "N": 8, "K": 8}, "steps": [["SP", 2, 0, 8, [16], 1]]})",
+                     "step 0 (SP)");
+}
+
+TEST(LoomRun, MalformedStepIsNamed) {
+  expect_usage_error(R"({"workload": "matmul", "params": {"M": 8, "N": 8, "K": 8}, "steps": [["SP", 2]]})",
+                     "steps[0]");
+}
+
+TEST(LoomRun, UnknownTopLevelKeyIsNamed) {
+  expect_usage_error(R"({"workload": "matmul", "paramz": {}})", "paramz");
+}
+
+TEST(LoomRun, BadTargetIsNamed) {
+  expect_usage_error(R"({"workload": "matmul", "target": "cpu -threads=zero"})", "-threads");
+}
+
+TEST(LoomRun, CorrectScheduleReportsCorrect) {
+  std::string f = write_file("ok.json", R"({"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16},
+    "steps": [["SP", 2, 1, 16, [8], 1], ["AN", 2, 2, "vectorize"]]})");
+  Result r = run_loom("run " + f + " --repeat 1 --min-repeat-ms 1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("correct"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GFLOP/s"), std::string::npos) << r.output;
+}
+
+}  // namespace
