@@ -1,5 +1,7 @@
 #include "measure/reference_data.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>

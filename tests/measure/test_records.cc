@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -189,10 +190,14 @@ TEST(Records, KillDashNineOfATunerMidBatchLeavesParsableLines) {
   std::string path = temp_path("killed_tuner.jsonl");
   std::remove(path.c_str());
   Task task = small_matmul();
+  // The killed tuner cannot remove its reference files: give it a temp dir.
+  std::string tmp = temp_path("tuner_tmp");
+  std::filesystem::create_directories(tmp);
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     // A tuner: batches of 4 candidates, each appended when measured.
+    ::setenv("TMPDIR", tmp.c_str(), 1);
     Measurer m(fast_options());
     RecordLog log(path);
     for (int round = 0;; ++round) {
@@ -221,6 +226,7 @@ TEST(Records, KillDashNineOfATunerMidBatchLeavesParsableLines) {
   auto recs = load_records(path, nullptr, false);
   for (const auto& r : recs) EXPECT_TRUE(r.result.ok()) << r.result.error_msg;
   std::remove(path.c_str());
+  std::filesystem::remove_all(tmp);
 }
 
 }  // namespace
