@@ -67,7 +67,7 @@ nlohmann::json measure_options_to_json(const MeasureOptions& m) {
 }
 
 ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
-  check_keys(j, "", {"name", "comment", "target", "tasks", "search", "cost_model", "measure", "log"});
+  check_keys(j, "", {"name", "comment", "target", "tasks", "search", "cost_model", "measure", "baselines", "outputs"});
   ExperimentConfig c;
   if (j.contains("name")) c.name = string(j["name"], "name");
   if (j.contains("target")) {
@@ -108,7 +108,24 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
     if (m.contains("pretrained")) c.pretrained_model = string(m["pretrained"], "cost_model.pretrained");
   }
   if (j.contains("measure")) c.measure = measure_options_from_json(j["measure"], "measure");
-  if (j.contains("log")) c.log_path = string(j["log"], "log");
+  if (j.contains("baselines")) {
+    if (!j["baselines"].is_array()) throw LoomError("baselines: expected an array of library names");
+    c.baselines.clear();
+    for (size_t i = 0; i < j["baselines"].size(); ++i) {
+      std::string b = string(j["baselines"][i], "baselines[" + std::to_string(i) + "]");
+      if (b != "onednn" && b != "openblas" && b != "cublas" && b != "cudnn")
+        throw LoomError("baselines[" + std::to_string(i) + "]: unknown library '" + b +
+                        "' (expected onednn, openblas, cublas or cudnn)");
+      c.baselines.push_back(b);
+    }
+  }
+  if (j.contains("outputs")) {
+    const auto& o = j["outputs"];
+    check_keys(o, "outputs", {"log", "export", "report"});
+    if (o.contains("log")) c.log_path = string(o["log"], "outputs.log");
+    if (o.contains("export")) c.export_dir = string(o["export"], "outputs.export");
+    if (o.contains("report")) c.report_dir = string(o["report"], "outputs.report");
+  }
   return c;
 }
 
@@ -121,10 +138,16 @@ ExperimentConfig ExperimentConfig::load(const std::string& path) {
     if (m.rfind(path, 0) == 0) throw;
     throw LoomError(path + ": " + m);
   }
-  if (c.log_path.empty()) {
-    std::filesystem::path p(path);
-    c.log_path = (p.parent_path() / (c.name + ".jsonl")).string();
-  }
+  // Outputs default to files named after the experiment, and relative paths
+  // are taken from the config's folder, so a config runs the same from anywhere.
+  std::filesystem::path base = std::filesystem::path(path).parent_path();
+  auto resolve = [&](std::string& p, const std::string& fallback) {
+    if (p.empty()) p = fallback;
+    if (std::filesystem::path(p).is_relative()) p = (base / p).string();
+  };
+  resolve(c.log_path, c.name + ".jsonl");
+  resolve(c.export_dir, c.name + "_export");
+  resolve(c.report_dir, c.name + "_report");
   return c;
 }
 
@@ -134,7 +157,8 @@ nlohmann::json ExperimentConfig::to_json() const {
                         {"search", search.to_json()},
                         {"cost_model", {{"kind", cost_model}, {"options", cost_model_options}, {"pretrained", pretrained_model}}},
                         {"measure", measure_options_to_json(measure)},
-                        {"log", log_path}};
+                        {"baselines", baselines},
+                        {"outputs", {{"log", log_path}, {"export", export_dir}, {"report", report_dir}}}};
   nlohmann::json tl = nlohmann::json::array();
   for (const auto& t : this->tasks)
     tl.push_back({{"workload", t.task.workload}, {"params", t.task.params}, {"weight", t.weight}});

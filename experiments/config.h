@@ -30,7 +30,11 @@ struct ExperimentConfig {
   nlohmann::json cost_model_options = nlohmann::json::object();
   std::string pretrained_model;                 // a saved model to start from ("" = none)
   MeasureOptions measure;
-  std::string log_path;                         // "" = <name>.jsonl beside the config
+  std::vector<std::string> baselines = {"onednn", "openblas"};  // libraries `loom report` compares with
+  // outputs: relative paths are relative to the config file's folder.
+  std::string log_path;     // default <name>.jsonl
+  std::string export_dir;   // default <name>_export
+  std::string report_dir;   // default <name>_report
 
   static ExperimentConfig from_json(const nlohmann::json& j);
   static ExperimentConfig load(const std::string& path);

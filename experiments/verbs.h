@@ -27,6 +27,8 @@ int measure_verb(const Args& args);
 int baseline_verb(const Args& args);
 int tune_verb(const Args& args);
 int config_verb(const Args& args);
+int report_verb(const Args& args);
+int export_verb(const Args& args);
 int costmodel_verb(const Args& args);
 int sketches_verb(const Args& args);
 int sample_verb(const Args& args);

@@ -160,6 +160,9 @@ class Lowerer {
     for (int id : st.leaves) {
       Var v = make_var(loop_var_name(st, id), inf.extents[id]);
       inf.leaf_vars.push_back(v);
+      const IterAnnotation a = st.iters[id].annotation;
+      if (a == IterAnnotation::kThreadX || a == IterAnnotation::kThreadY || a == IterAnnotation::kThreadZ)
+        thread_vars_.insert(v->var_id);
       // A loop of extent 1 is not emitted: its variable is 0.
       leaf_vals[id] = inf.extents[id] == 1 ? int_imm(0) : v;
     }
@@ -217,6 +220,13 @@ class Lowerer {
     std::vector<std::optional<Region1D>> region(st.op->shape.size());
     std::vector<bool> full(st.op->shape.size(), false);
     bool any = false;
+    // A shared-scope stage is filled cooperatively by all threads of a block:
+    // loops bound to threadIdx do not fix its region (it covers the tiles of
+    // every thread), as in TVM's bound inference for shared memory.
+    const bool relax_threads = st.scope == BufferScope::kShared;
+    auto is_fixed = [&](const Expr& v) {
+      return inf.scope_vars.count(v->var_id) > 0 && !(relax_threads && thread_vars_.count(v->var_id) > 0);
+    };
     for (int c : effective_consumers(s_, i)) {
       if (c != st.attach_stage) {
         int pos = nesting_position(c, st.attach_stage);
@@ -236,7 +246,7 @@ class Lowerer {
         for (size_t d = 0; d < acc.indices.size(); ++d) {
           if (full[d]) continue;
           Expr idx = substitute(acc.indices[d], map);
-          auto r = infer_region(idx, [&](const Expr& v) { return inf.scope_vars.count(v->var_id) > 0; });
+          auto r = infer_region(idx, is_fixed);
           if (r && region[d]) r = union_region(*region[d], *r);
           if (!r) full[d] = true;
           else region[d] = r;
@@ -427,6 +437,7 @@ class Lowerer {
   std::map<std::pair<int, int>, std::vector<int>> attached_;
   std::vector<Buffer> temps_;
   std::set<std::string> used_names_;
+  std::set<int64_t> thread_vars_;  // vars of loops bound to threadIdx.*
 };
 
 }  // namespace

@@ -10,6 +10,7 @@ packages=(
   llvm-14-dev zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
   libdnnl-dev libopenblas-dev
   libtorch-dev libxgboost-dev
+  python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,5 +1,6 @@
 // The ordered list of sketch rules per target.
 #include "ir/error.h"
+#include "sketch/gpu/gpu_rules.h"
 #include "sketch/rules/rules.h"
 
 namespace loom {
@@ -22,7 +23,7 @@ std::vector<SketchRulePtr> cpu_sketch_rules() {
 }
 
 std::vector<SketchRulePtr> sketch_rules_for(const SketchTask& task) {
-  if (task.is_gpu) throw LoomError("sketch rules for GPU targets are not implemented yet");
+  if (task.is_gpu) return gpu_sketch_rules();
   return cpu_sketch_rules();
 }
 

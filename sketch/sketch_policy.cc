@@ -6,6 +6,7 @@
 
 #include "ir/error.h"
 #include "sketch/annotation.h"
+#include "sketch/gpu/gpu_rules.h"
 #include "sketch/sketch_rule.h"
 
 namespace loom {
@@ -43,7 +44,7 @@ SketchPolicy::SketchPolicy(SketchTask task) : task_(std::move(task)), sketches_(
 
 State SketchPolicy::annotate(const State& sketch, std::mt19937_64& rng) {
   AnnotationContext ctx{task_, memo_, rng};
-  return random_annotate(sketch, ctx);
+  return task_.is_gpu ? gpu_random_annotate(sketch, ctx) : random_annotate(sketch, ctx);
 }
 
 State SketchPolicy::sample_one(std::mt19937_64& rng) {

@@ -38,7 +38,7 @@ using SketchRulePtr = std::unique_ptr<const SketchRule>;
 
 // Ansor's CPU rules in their order (cpu_rules.cc).
 std::vector<SketchRulePtr> cpu_sketch_rules();
-// The rules for a task's target; throws LoomError for GPU tasks (not yet).
+// The rules for a task's target (GPU: sketch/gpu/gpu_rules.cc).
 std::vector<SketchRulePtr> sketch_rules_for(const SketchTask& task);
 
 }  // namespace loom

@@ -40,7 +40,7 @@ struct SketchTask {
   // granularity), so the number of sketches depends on it.
   int threads = 1;
   int vector_width = 16;  // floats per vector register (AVX-512)
-  bool is_gpu = false;    // GPU rules are not implemented yet (LoomError)
+  bool is_gpu = false;    // GPU rules and annotation (sketch/gpu/)
   SketchSettings settings;
 };
 

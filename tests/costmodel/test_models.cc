@@ -54,7 +54,7 @@ double heldout_accuracy(const std::string& kind, const nlohmann::json& settings)
 }
 
 TEST(Models, MlpRanksSyntheticProgramsWell) {
-  double acc = heldout_accuracy("mlp", {{"max_train_seconds", 60}});
+  double acc = heldout_accuracy("mlp", {{"max_train_seconds", 60}, {"max_epochs", 60}});
   EXPECT_GT(acc, 0.9);
   std::printf("mlp synthetic held-out pairwise accuracy %.3f\n", acc);
 }
@@ -88,7 +88,9 @@ TEST(Models, LearnKnownMatmulOrderingFromRealFeatures) {
     (i < 500 ? train : test).push_back(r);
   }
   for (const char* kind : {"mlp", "xgb"}) {
-    auto m = make_cost_model(kind, {{"max_train_seconds", 60}});
+    nlohmann::json settings = {{"max_train_seconds", 60}};
+    settings[std::string(kind) == "mlp" ? "max_epochs" : "max_rounds"] = 60;
+    auto m = make_cost_model(kind, settings);
     m->update(train);
     EXPECT_EQ(m->num_records(), train.size());
     std::vector<State> ts;
@@ -124,8 +126,8 @@ TEST(Models, SaveLoadRoundTripGivesIdenticalPredictions) {
 }
 
 TEST(Models, MlpWarmStartKeepsLearning) {
-  Synthetic a = synthetic(300, 5), b = synthetic(300, 6), test = synthetic(200, 7);
-  auto m = make_cost_model("mlp", {{"max_train_seconds", 60}, {"max_epochs", 60}});
+  Synthetic a = synthetic(200, 5), b = synthetic(200, 6), test = synthetic(200, 7);
+  auto m = make_cost_model("mlp", {{"max_train_seconds", 60}, {"max_epochs", 30}});
   m->fit(a.programs, a.labels, a.groups);
   double first = pairwise_accuracy(m->predict_features(test.programs), test.labels, test.groups);
   a.programs.insert(a.programs.end(), b.programs.begin(), b.programs.end());

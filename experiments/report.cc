@@ -1,0 +1,152 @@
+#include "experiments/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ir/error.h"
+#include "ir/reference.h"
+#include "measure/records.h"
+
+namespace loom {
+
+const BaselineResult* TaskReport::best_baseline() const {
+  const BaselineResult* best = nullptr;
+  for (const auto& b : baselines)
+    if (b.supported && b.check.empty() && b.median_s > 0 && (!best || b.median_s < best->median_s)) best = &b;
+  return best;
+}
+
+double TaskReport::ratio() const {
+  const BaselineResult* b = best_baseline();
+  if (!b || loom_s <= 0) return 0;
+  return b->median_s / loom_s;
+}
+
+namespace {
+
+double median_of(std::vector<double> v) { return median(std::move(v)); }
+
+std::vector<BaselineResult> run_baselines(const ExperimentConfig& cfg, const Task& task,
+                                          const TimingOptions& timing, const TensorMap& in,
+                                          const TensorMap& ref) {
+  std::vector<BaselineResult> out;
+  for (const auto& lib : cfg.baselines) {
+    std::vector<BaselineResult> r;
+    if (lib == "onednn" && task.target.kind == "cpu") r = run_onednn_baselines(task, timing, in, ref);
+    else if (lib == "openblas" && task.target.kind == "cpu") r = run_openblas_baselines(task, timing, in, ref);
+    else r = {unsupported_baseline(lib, "", "not available for target " + task.target.to_string())};
+    out.insert(out.end(), r.begin(), r.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOptions& opts) {
+  std::vector<MeasureRecord> records;
+  if (std::filesystem::exists(cfg.log_path)) records = load_records(cfg.log_path);
+  Measurer measurer(cfg.measure);
+  TimingOptions timing;
+  timing.repeat = cfg.measure.repeat;
+  timing.min_repeat_ms = cfg.measure.min_repeat_ms;
+  std::vector<TaskReport> out;
+  for (const auto& ct : cfg.tasks) {
+    const Task& task = ct.task;
+    TaskReport r;
+    r.task = task.description();
+    r.workload = task.workload;
+    r.flops = task.dag->flop_count();
+    r.weight = ct.weight;
+    const std::string key = task.key();
+    double best = INFINITY;
+    int64_t t_first = 0, t_last = 0;
+    for (const auto& rec : records) {
+      if (rec.task_key() != key) continue;
+      ++r.trials;
+      if (!t_first) t_first = rec.result.timestamp;
+      t_last = rec.result.timestamp;
+      if (rec.result.ok()) best = std::min(best, rec.result.median_s());
+      r.curve.emplace_back(r.trials, std::isfinite(best) ? r.flops / best / 1e9 : 0.0);
+    }
+    r.tuning_s = static_cast<double>(t_last - t_first);
+    const MeasureRecord* best_rec = best_record(records, key);
+    if (!best_rec) r.loom_error = "no valid record in the log";
+
+    auto inputs = random_inputs(*task.dag, 1);
+    auto ref = evaluate_reference(*task.dag, inputs);
+    std::vector<double> loom_runs;
+    std::vector<std::vector<double>> base_runs;
+    int rounds = opts.remeasure ? std::max(opts.rounds, 1) : 1;
+    for (int round = 0; round < rounds; ++round) {
+      if (best_rec) {
+        if (opts.remeasure) {
+          auto res = measurer.measure_steps(task, {best_rec->steps});
+          if (res[0].ok()) loom_runs.push_back(res[0].median_s());
+          else r.loom_error = std::string(error_kind_name(res[0].error)) + ": " + res[0].error_msg;
+        } else {
+          loom_runs.push_back(best_rec->result.median_s());
+        }
+      }
+      auto b = run_baselines(cfg, task, timing, inputs, ref);
+      if (r.baselines.empty()) {
+        r.baselines = b;
+        base_runs.assign(b.size(), {});
+      }
+      for (size_t i = 0; i < b.size() && i < base_runs.size(); ++i)
+        if (b[i].supported) base_runs[i].push_back(b[i].median_s);
+    }
+    if (!loom_runs.empty()) {
+      r.loom_s = median_of(loom_runs);
+      r.loom_error.clear();
+    }
+    for (size_t i = 0; i < r.baselines.size(); ++i)
+      if (!base_runs[i].empty()) r.baselines[i].median_s = median_of(base_runs[i]);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string write_report(const ExperimentConfig& cfg, const std::vector<TaskReport>& reports) {
+  namespace fs = std::filesystem;
+  fs::create_directories(cfg.report_dir);
+  std::ostringstream md, csv, curves;
+  md << "| task | Loom GFLOP/s | best baseline | baseline GFLOP/s | Loom / baseline | trials | tuning time (s) |\n"
+     << "|---|---|---|---|---|---|---|\n";
+  csv << "task,workload,flops,weight,loom_ms,loom_gflops,baseline,baseline_ms,baseline_gflops,ratio,trials,tuning_s\n";
+  curves << "task,trials,best_gflops\n";
+  char buf[512];
+  for (const auto& r : reports) {
+    const BaselineResult* b = r.best_baseline();
+    std::string bname = b ? b->library + " (" + b->variant + ")" : "none";
+    std::snprintf(buf, sizeof buf, "| %s | %.2f | %s | %.2f | %s | %d | %.0f |\n", r.task.c_str(),
+                  r.loom_gflops(), bname.c_str(), b ? b->gflops(r.flops) : 0.0,
+                  r.ratio() > 0 ? (std::to_string(r.ratio()).substr(0, 4)).c_str() : "n/a", r.trials,
+                  r.tuning_s);
+    md << buf;
+    std::snprintf(buf, sizeof buf, "\"%s\",%s,%.0f,%g,%.6f,%.3f,\"%s\",%.6f,%.3f,%.4f,%d,%.0f\n",
+                  r.task.c_str(), r.workload.c_str(), r.flops, r.weight, r.loom_s * 1e3, r.loom_gflops(),
+                  bname.c_str(), b ? b->median_s * 1e3 : 0.0, b ? b->gflops(r.flops) : 0.0, r.ratio(),
+                  r.trials, r.tuning_s);
+    csv << buf;
+    for (const auto& [t, g] : r.curve) curves << "\"" << r.task << "\"," << t << "," << g << "\n";
+  }
+  // Baseline lines for the plot: the best baseline per task.
+  std::ostringstream base_csv;
+  base_csv << "task,baseline,gflops\n";
+  for (const auto& r : reports)
+    if (const BaselineResult* b = r.best_baseline())
+      base_csv << "\"" << r.task << "\",\"" << b->library << " (" << b->variant << ")\"," << b->gflops(r.flops) << "\n";
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((fs::path(cfg.report_dir) / name).string()) << text;
+  };
+  write("report.md", md.str());
+  write("report.csv", csv.str());
+  write("curves.csv", curves.str());
+  write("baselines.csv", base_csv.str());
+  return md.str();
+}
+
+}  // namespace loom

@@ -1,0 +1,41 @@
+// `loom report`: for each task of a config, the best Loom schedule from the
+// log and the vendor baselines, re-measured in the same run and interleaved
+// (Loom, baselines, Loom, baselines, ...) because the machine is shared and
+// noisy; medians are reported. Writes a CSV and a Markdown table, the tuning
+// curves as CSV, and renders them to PNG with scripts/plot_tuning.py.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "experiments/baselines/baseline.h"
+#include "experiments/config.h"
+
+namespace loom {
+
+struct TaskReport {
+  std::string task;      // description
+  std::string workload;
+  double flops = 0, weight = 1;
+  int trials = 0;
+  double tuning_s = 0;         // first to last record of the task in the log
+  double loom_s = 0;           // re-measured median of the best schedule (0: none)
+  std::string loom_error;      // why there is no Loom figure
+  std::vector<BaselineResult> baselines;  // medians over the interleaved rounds
+  const BaselineResult* best_baseline() const;  // fastest supported, correct variant
+  double loom_gflops() const { return loom_s > 0 ? flops / loom_s / 1e9 : 0; }
+  double ratio() const;        // Loom GFLOP/s / best baseline GFLOP/s (0: n/a)
+  std::vector<std::pair<int, double>> curve;  // (trials, best GFLOP/s so far)
+};
+
+struct ReportOptions {
+  int rounds = 3;         // interleaved re-measurement rounds
+  bool remeasure = true;  // false: Loom figure from the log, baselines once
+};
+
+std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOptions& opts);
+// Writes report.csv, report.md, curves.csv (and tuning.png if the plot script
+// runs) into cfg.report_dir; returns the Markdown table.
+std::string write_report(const ExperimentConfig& cfg, const std::vector<TaskReport>& reports);
+
+}  // namespace loom

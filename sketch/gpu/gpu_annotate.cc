@@ -1,0 +1,158 @@
+// Random annotation of GPU sketches (see gpu_rules.h).
+#include <algorithm>
+#include <set>
+
+#include "ir/error.h"
+#include "ir/lower.h"
+#include "ir/steps.h"
+#include "sketch/analysis.h"
+#include "sketch/gpu/gpu_rules.h"
+
+namespace loom {
+
+namespace {
+
+using namespace sketch_analysis;
+
+bool is_bound(IterAnnotation a) {
+  return a == IterAnnotation::kBlockX || a == IterAnnotation::kBlockY || a == IterAnnotation::kBlockZ ||
+         a == IterAnnotation::kThreadX || a == IterAnnotation::kThreadY || a == IterAnnotation::kThreadZ;
+}
+
+// Resource use of a lowered GPU program, measured on its loop nest.
+struct Usage {
+  int64_t max_threads = 1, max_vthread = 1, shared_bytes = 0, max_local = 0;
+};
+
+Usage usage_of(const LoweredFunc& f) {
+  Usage u;
+  visit_stmt(f.body, [&](const Stmt& s) {
+    if (s->kind != StmtKind::kFor) return;
+    if (s->for_kind == ForKind::kThreadX) u.max_threads = std::max(u.max_threads, s->extent);
+    if (s->for_kind == ForKind::kVThread) u.max_vthread = std::max(u.max_vthread, s->extent);
+  });
+  for (const auto& t : f.temps) {
+    if (t.scope == BufferScope::kShared) u.shared_bytes += 4 * t.size();
+    if (t.scope == BufferScope::kLocal) u.max_local = std::max(u.max_local, t.size());
+  }
+  return u;
+}
+
+// One random filling of every SP step: a vector length in {1, 2, 4} for the
+// cooperative-fetch vector split (an SP followed by an FFSP on the same
+// stage), divisor-based schemes for the rest.
+State fill_once(const State& sketch, AnnotationContext& ctx) {
+  std::vector<StepPtr> steps = sketch.steps();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    auto* sp = dynamic_cast<const SplitStep*>(steps[i].get());
+    if (!sp) continue;
+    auto filled = std::make_shared<SplitStep>(*sp);
+    auto* next = i + 1 < steps.size() ? dynamic_cast<const FollowFusedSplitStep*>(steps[i + 1].get()) : nullptr;
+    if (next && next->stage == sp->stage && sp->lengths.size() == 1) {
+      static const int64_t kVec[] = {1, 2, 4};
+      int64_t v = kVec[random_below(ctx.rng, 3)];
+      while (v > 1 && sp->extent % v != 0) v /= 2;
+      filled->lengths = {v};
+    } else {
+      const auto& schemes = ctx.memo.schemes(sp->extent, static_cast<int>(sp->lengths.size()),
+                                             ctx.task.settings.max_innermost_split_factor);
+      filled->lengths = schemes[random_below(ctx.rng, schemes.size())];
+    }
+    steps[i] = filled;
+  }
+  return State::replay(sketch.dag_ptr(), steps);
+}
+
+bool can_inline(const State& s, int stage) {
+  const Stage& st = s.stage(stage);
+  if (!st.op->reduce_axes.empty() || is_output(s, stage) || effective_consumers(s, stage).empty()) return false;
+  for (const auto& other : s.stages())
+    if (other.compute_at == ComputeAtKind::kIter && other.attach_stage == stage) return false;
+  return true;
+}
+
+// Free stages (root, global scope, untiled, not outputs): inlined if they can be.
+State place_free_stages(State s) {
+  for (int i = static_cast<int>(s.stages().size()) - 1; i >= 0; --i) {
+    const Stage& st = s.stage(i);
+    if (!has_loops(st) || is_output(s, i) || st.compute_at != ComputeAtKind::kRoot) continue;
+    if (st.scope != BufferScope::kGlobal || is_tiled(st)) continue;
+    if (can_inline(s, i)) s = s.compute_inline(i);
+  }
+  return s;
+}
+
+// Root stages with no bound loop: outer spatial loops fused, split by a
+// random thread count, bound to blockIdx.x / threadIdx.x.
+State bind_root_stages(State s, AnnotationContext& ctx, const GpuLimits& limits) {
+  for (size_t i = 0; i < s.stages().size(); ++i) {
+    const Stage& st = s.stages()[i];
+    if (!has_loops(st) || st.compute_at != ComputeAtKind::kRoot) continue;
+    bool bound = false;
+    for (int id : st.leaves) bound |= is_bound(st.iters[id].annotation);
+    if (bound) continue;
+    int n = 0;
+    int64_t extent = 1;
+    while (n < static_cast<int>(st.leaves.size())) {
+      const Iterator& it = st.iters[st.leaves[n]];
+      if (it.kind != IterKind::kSpatial || it.annotation != IterAnnotation::kNone) break;
+      extent *= it.extent;
+      ++n;
+    }
+    if (n == 0 || extent <= 1) continue;  // a scalar: one thread (no cross-thread reduction)
+    const int stage = static_cast<int>(i);
+    if (n > 1) {
+      std::vector<int> span;
+      for (int p = 0; p < n; ++p) span.push_back(p);
+      s = s.fuse(stage, span);
+    }
+    static const int64_t kThreads[] = {32, 64, 128, 256, 512, 1024};
+    std::vector<int64_t> options;
+    for (int64_t t : kThreads)
+      if (t <= limits.max_threads_per_block && (t <= extent || options.empty())) options.push_back(t);
+    int64_t t = std::min(extent, options[random_below(ctx.rng, options.size())]);
+    if (t >= extent) {
+      s = s.annotate(stage, 0, IterAnnotation::kThreadX);
+      continue;
+    }
+    s = s.split(stage, 0, {t});
+    s = s.annotate(stage, 0, IterAnnotation::kBlockX);
+    s = s.annotate(stage, 1, IterAnnotation::kThreadX);
+  }
+  return s;
+}
+
+State annotate_gpu_unroll(State s, AnnotationContext& ctx) {
+  static const int kOptions[] = {0, 16, 64, 512, 1024};
+  for (size_t i = 0; i < s.stages().size(); ++i) {
+    const Stage& st = s.stages()[i];
+    if (!has_loops(st) || !has_reduce_iter(st) || st.leaves.empty()) continue;
+    const int n = kOptions[random_below(ctx.rng, 5)];
+    s = s.pragma(static_cast<int>(i), 0, "auto_unroll_max_step$" + std::to_string(n));
+  }
+  return s;
+}
+
+}  // namespace
+
+State gpu_random_annotate(const State& sketch, AnnotationContext& ctx, const GpuLimits& limits) {
+  constexpr int kAttempts = 48;
+  State s;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    s = fill_once(sketch, ctx);
+    s = place_free_stages(s);
+    s = bind_root_stages(s, ctx, limits);
+    Usage u;
+    try {
+      u = usage_of(lower(s));
+    } catch (const LoomError&) {
+      continue;
+    }
+    if (u.max_threads <= limits.max_threads_per_block && u.max_vthread <= limits.max_vthread &&
+        u.shared_bytes <= limits.max_shared_bytes_per_block && u.max_local <= limits.max_local_floats)
+      break;
+  }
+  return annotate_gpu_unroll(s, ctx);
+}
+
+}  // namespace loom

@@ -1,0 +1,30 @@
+// GPU sketch rules and random annotation (sketch/gpu/). The ordered rule
+// list is gpu_sketch_rules() (gpu_rules.cc), selected by sketch_rules_for()
+// when SketchTask::is_gpu; random_annotate dispatches to
+// gpu_random_annotate for GPU tasks.
+#pragma once
+
+#include "sketch/annotation.h"
+#include "sketch/sketch_rule.h"
+
+namespace loom {
+
+SketchRulePtr make_gpu_multi_level_tiling_rule();
+std::vector<SketchRulePtr> gpu_sketch_rules();
+
+// GPU target limits the annotation respects (H100/H200 class, sm_90).
+struct GpuLimits {
+  int max_threads_per_block = 1024;
+  int64_t max_shared_bytes_per_block = 48 * 1024;
+  int max_vthread = 8;            // product of the vthread level (Ansor: 8)
+  int64_t max_local_floats = 128;  // per-thread register tile of a tiled stage
+};
+
+// Fills a GPU sketch: tile sizes within the limits (resampled until the
+// thread count, vthread count, register tile and shared memory fit),
+// vector lengths of cooperative fetches, compute locations of free stages
+// (inlined, else at root), blockIdx/threadIdx binding of the root stages
+// not yet bound, and the auto-unroll pragma.
+State gpu_random_annotate(const State& sketch, AnnotationContext& ctx, const GpuLimits& limits = {});
+
+}  // namespace loom
