@@ -60,13 +60,18 @@ struct CudaKernelInfo {
 };
 
 struct CudaModuleSource {
-  std::string source;
+  std::string source;                   // cuda_prelude() + code
+  std::string code;                     // the kernels only
   std::vector<CudaKernelInfo> kernels;  // launch order
   std::vector<Buffer> args;             // f.args
   std::vector<Buffer> temps;            // root temps: device buffers
   // Kernel parameters, in order: args then temps (float*).
   std::vector<std::string> param_names() const;
 };
+
+// Helpers every module starts with (several modules' `code` may share one
+// prelude in one NVRTC program when their kernel names differ).
+const char* cuda_prelude();
 
 // Throws LoomError for schedules the GPU cannot run (see above).
 CudaModuleSource emit_cuda_source(const LoweredFunc& f, const CudaSourceOptions& opts = {});

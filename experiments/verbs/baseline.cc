@@ -38,7 +38,7 @@ int baseline_verb(const Args& args) {
                   r.variant.empty() ? "" : (r.variant + ": ").c_str(), r.reason.c_str());
       continue;
     }
-    std::printf("%-8s %-42s median %.4f ms  %.2f GFLOP/s  %s  [%s]\n", r.library.c_str(), r.variant.c_str(),
+    std::printf("%-8s %-44s median %.4f ms  %.2f GFLOP/s  %s  [%s]\n", r.library.c_str(), r.variant.c_str(),
                 r.median_s * 1e3, r.gflops(dag.flop_count()),
                 r.check.empty() ? "correct" : ("WRONG: " + r.check).c_str(), r.impl.c_str());
     if (!r.check.empty()) rc = kExitFailure;

@@ -123,11 +123,13 @@ State bind_root_stages(State s, AnnotationContext& ctx, const GpuLimits& limits)
 }
 
 State annotate_gpu_unroll(State s, AnnotationContext& ctx) {
-  static const int kOptions[] = {0, 16, 64, 512, 1024};
+  // Ansor's GPU options are {0, 16, 64, 512, 1024}; 1024 makes NVRTC take
+  // seconds on long reduction loops for little gain.
+  static const int kOptions[] = {0, 16, 64, 512};
   for (size_t i = 0; i < s.stages().size(); ++i) {
     const Stage& st = s.stages()[i];
     if (!has_loops(st) || !has_reduce_iter(st) || st.leaves.empty()) continue;
-    const int n = kOptions[random_below(ctx.rng, 5)];
+    const int n = kOptions[random_below(ctx.rng, 4)];
     s = s.pragma(static_cast<int>(i), 0, "auto_unroll_max_step$" + std::to_string(n));
   }
   return s;
@@ -137,22 +139,31 @@ State annotate_gpu_unroll(State s, AnnotationContext& ctx) {
 
 State gpu_random_annotate(const State& sketch, AnnotationContext& ctx, const GpuLimits& limits) {
   constexpr int kAttempts = 48;
-  State s;
+  State s, last_ok;
+  std::string last_error;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    s = fill_once(sketch, ctx);
-    s = place_free_stages(s);
-    s = bind_root_stages(s, ctx, limits);
     Usage u;
     try {
+      // Tile sizes may not fit (a follow split longer than the fetched
+      // extent) or not lower: draw again.
+      s = fill_once(sketch, ctx);
+      s = place_free_stages(s);
+      s = bind_root_stages(s, ctx, limits);
       u = usage_of(lower(s));
-    } catch (const LoomError&) {
+    } catch (const LoomError& e) {
+      last_error = e.what();
+      s = State();
       continue;
     }
+    last_ok = s;
     if (u.max_threads <= limits.max_threads_per_block && u.max_vthread <= limits.max_vthread &&
         u.shared_bytes <= limits.max_shared_bytes_per_block && u.max_local <= limits.max_local_floats)
       break;
   }
-  return annotate_gpu_unroll(s, ctx);
+  if (!last_ok.defined())
+    throw LoomError("GPU annotation found no valid tile sizes in " + std::to_string(kAttempts) +
+                    " draws: " + last_error);
+  return annotate_gpu_unroll(last_ok, ctx);
 }
 
 }  // namespace loom
