@@ -14,7 +14,7 @@
 namespace loom {
 
 std::vector<TrainingRecord> read_training_records(const std::vector<std::string>& paths,
-                                                  RecordLoadStats* stats) {
+                                                  RecordLoadStats* stats, CostStatistic statistic) {
   RecordLoadStats st;
   std::vector<TrainingRecord> out;
   std::map<std::string, std::shared_ptr<const Task>> tasks;  // one DAG per task key
@@ -37,7 +37,10 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
         if (st.first_problem.empty()) st.first_problem = path + ": steps do not replay: " + e.what();
         continue;
       }
-      if (rec.result.ok()) r.cost_s = rec.result.median_s();
+      if (rec.result.ok())
+        r.cost_s = statistic == CostStatistic::kMedian
+                       ? rec.result.median_s()
+                       : *std::min_element(rec.result.costs_s.begin(), rec.result.costs_s.end());
       else ++st.failed;
       out.push_back(std::move(r));
       ++st.records;

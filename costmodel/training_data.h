@@ -1,5 +1,7 @@
 // Training data for the cost model from measure-record logs (measure/records.h).
-// A record's cost is the median of its costs_s; records with an error are
+// A record's cost is the median (default, as measure/ reports it) or the
+// minimum of its costs_s (on a shared machine interference only adds time;
+// on Loom's own logs the median ranked better). Records with an error are
 // kept with cost +inf (they train as "slowest" and are left out of ranking
 // metrics). Malformed or truncated lines, and records whose steps do not
 // replay, are skipped and counted.
@@ -17,9 +19,12 @@ struct RecordLoadStats {
   std::string first_problem;  // "FILE:LINE: why" of the first skipped line
 };
 
+enum class CostStatistic { kMin, kMedian };
+
 // Throws LoomError when a file cannot be opened.
 std::vector<TrainingRecord> read_training_records(const std::vector<std::string>& paths,
-                                                  RecordLoadStats* stats = nullptr);
+                                                  RecordLoadStats* stats = nullptr,
+                                                  CostStatistic statistic = CostStatistic::kMedian);
 
 // Held-out split for evaluation. "task": a `test_fraction` of the distinct
 // tasks (at least one, never all when there are two or more) go to the test

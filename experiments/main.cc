@@ -30,8 +30,9 @@ const Verb kVerbs[] = {
      "time the vendor libraries (oneDNN) on the task, checked against the reference", baseline_verb},
     {"costmodel",
      "loom costmodel train LOG... --model mlp|xgb|random --out FILE [--settings JSON|@FILE] [--split task|record|none]\n"
-     "             [--test-fraction F] [--seed N] [--threads N] [--k K] [--json]\n"
-     "             loom costmodel eval FILE LOG... [--split task|record|none] [--test-fraction F] [--seed N] [--k K] [--json]\n"
+     "             [--test-fraction F] [--seed N] [--threads N] [--k K] [--cost min|median] [--json]\n"
+     "             loom costmodel eval FILE LOG... [--split task|record|none] [--test-fraction F] [--seed N] [--k K]\n"
+     "             [--cost min|median] [--json]\n"
      "             loom costmodel collect WORKLOAD [--params JSON] --n N --log FILE [--seed S] [--batch B]",
      "train a cost model on record logs; rank held-out records with a saved model; measure random schedules",
      costmodel_verb},

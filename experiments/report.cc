@@ -37,6 +37,8 @@ std::vector<BaselineResult> run_baselines(const ExperimentConfig& cfg, const Tas
     std::vector<BaselineResult> r;
     if (lib == "onednn" && task.target.kind == "cpu") r = run_onednn_baselines(task, timing, in, ref);
     else if (lib == "openblas" && task.target.kind == "cpu") r = run_openblas_baselines(task, timing, in, ref);
+    else if (lib == "cublas" && task.target.kind == "cuda") r = run_cublas_baselines(task, timing, in, ref);
+    else if (lib == "cudnn" && task.target.kind == "cuda") r = run_cudnn_baselines(task, timing, in, ref);
     else r = {unsupported_baseline(lib, "", "not available for target " + task.target.to_string())};
     out.insert(out.end(), r.begin(), r.end());
   }

@@ -44,6 +44,7 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<
     SketchTask st;
     st.dag = t.dag;
     st.threads = t.target.threads;
+    st.is_gpu = t.target.kind == "cuda";  // GPU sketch rules and annotation
     st.settings = opts_.sketch;
     // Each task's randomness: the config seed mixed with the task's position.
     uint64_t seed = opts_.search.seed * 0x9e3779b97f4a7c15ULL + i + 1;

@@ -49,6 +49,15 @@ std::vector<BaselineResult> run_onednn_baselines(const Task& task, const TimingO
 std::vector<BaselineResult> run_openblas_baselines(const Task& task, const TimingOptions& timing,
                                                    const TensorMap& inputs, const TensorMap& reference);
 
+// GPU baselines (target "cuda ..."): cuBLAS SGEMM for matmul/batch_matmul,
+// cuDNN for the 2-D convolutions and conv2d+bias+ReLU. Without the CUDA
+// toolkit at build time, or without a device, they return one unsupported
+// result saying so ("no GPU device: ...").
+std::vector<BaselineResult> run_cublas_baselines(const Task& task, const TimingOptions& timing,
+                                                 const TensorMap& inputs, const TensorMap& reference);
+std::vector<BaselineResult> run_cudnn_baselines(const Task& task, const TimingOptions& timing,
+                                                const TensorMap& inputs, const TensorMap& reference);
+
 // ---- shared by the library files -------------------------------------------
 
 // Runs `run` once, checks output() against `want`, then times `run` with the

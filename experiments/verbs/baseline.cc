@@ -30,8 +30,14 @@ int baseline_verb(const Args& args) {
   std::printf("task: %s  target: %s  (%.3f GFLOP)\n", tf.task.description().c_str(),
               tf.task.target.to_string().c_str(), dag.flop_count() / 1e9);
   int rc = kExitOk;
-  auto results = run_onednn_baselines(tf.task, timing, inputs, ref);
-  for (auto& r : run_openblas_baselines(tf.task, timing, inputs, ref)) results.push_back(std::move(r));
+  std::vector<BaselineResult> results;
+  if (tf.task.target.kind == "cuda") {  // GPU target: the CUDA libraries
+    results = run_cublas_baselines(tf.task, timing, inputs, ref);
+    for (auto& r : run_cudnn_baselines(tf.task, timing, inputs, ref)) results.push_back(std::move(r));
+  } else {
+    results = run_onednn_baselines(tf.task, timing, inputs, ref);
+    for (auto& r : run_openblas_baselines(tf.task, timing, inputs, ref)) results.push_back(std::move(r));
+  }
   for (const auto& r : results) {
     if (!r.supported) {
       std::printf("%-8s %sunsupported: %s\n", r.library.c_str(),

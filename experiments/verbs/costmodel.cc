@@ -3,20 +3,22 @@
 //
 //   loom costmodel train LOG... --model mlp|xgb|random --out FILE
 //        [--settings JSON|@FILE] [--split task|record|none] [--test-fraction F]
-//        [--seed N] [--threads N] [--k K] [--json]
+//        [--seed N] [--threads N] [--k K] [--cost min|median] [--json]
 //     Trains on the records (the train side of the split) and, when the split
 //     leaves a test side, reports the ranking metrics on it.
 //   loom costmodel eval FILE LOG... [--split ...] [--test-fraction F] [--seed N]
-//        [--threads N] [--k K] [--json]
+//        [--threads N] [--k K] [--cost min|median] [--json]
 //     Ranking metrics of a saved model on the records (the test side of the
 //     split: the same options as `train` select the same held-out records).
 //
 //   loom costmodel collect WORKLOAD ... (costmodel_collect.cc): measure random
 //     schedules into a log.
 //
-// Metrics are computed within each task over the successfully measured
+// A record's cost is the median of its repeat groups (--cost min: their
+// minimum). Metrics are computed within each task over the successfully measured
 // records: pairwise accuracy, top-1 / top-k recall of the truly best
 // programs, best-of-top-k relative to the best, Spearman correlation.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -40,6 +42,7 @@ struct Options {
   uint64_t seed = 0;
   int threads = 0, k = 10;
   bool json = false;
+  CostStatistic cost = CostStatistic::kMedian;
 };
 
 std::string value(const Args& a, size_t& i) {
@@ -87,15 +90,21 @@ Options parse(const Args& a, bool train) {
     else if (f == "--threads") o.threads = static_cast<int>(number(f, value(a, i), 1, 1024));
     else if (f == "--k") o.k = static_cast<int>(number(f, value(a, i), 1, 1e6));
     else if (f == "--json") o.json = true;
+    else if (f == "--cost") {
+      std::string v = value(a, i);
+      if (v == "min") o.cost = CostStatistic::kMin;
+      else if (v == "median") o.cost = CostStatistic::kMedian;
+      else throw LoomError("--cost: expected min or median, got '" + v + "'");
+    }
     else if (!f.empty() && f[0] == '-') throw LoomError("unknown option " + f);
     else o.positional.push_back(f);
   }
   return o;
 }
 
-std::vector<TrainingRecord> load(const std::vector<std::string>& logs) {
+std::vector<TrainingRecord> load(const std::vector<std::string>& logs, CostStatistic cost) {
   RecordLoadStats st;
-  auto records = read_training_records(logs, &st);
+  auto records = read_training_records(logs, &st, cost);
   std::printf("records: %zu from %zu log(s) (%zu failed measurements, %zu lines skipped)\n", st.records,
               logs.size(), st.failed, st.skipped);
   if (!st.first_problem.empty()) std::printf("  first skipped line: %s\n", st.first_problem.c_str());
@@ -148,13 +157,20 @@ int train(const Args& args) {
   auto model = make_cost_model(o.model, o.settings);
   if (o.threads) model->feature_options().num_threads = o.threads;
   std::printf("model: %s  settings: %s\n", model->name().c_str(), model->settings_json().dump().c_str());
-  std::printf("split: %s  test-fraction: %g  seed: %llu  k: %d\n", o.split.c_str(), o.test_fraction,
-              static_cast<unsigned long long>(o.seed), o.k);
-  auto records = load(o.positional);
+  std::printf("split: %s  test-fraction: %g  seed: %llu  k: %d  cost: %s\n", o.split.c_str(), o.test_fraction,
+              static_cast<unsigned long long>(o.seed), o.k, o.cost == CostStatistic::kMin ? "min" : "median");
+  auto records = load(o.positional, o.cost);
   std::vector<size_t> tr, te;
   split_records(records, o.split, o.test_fraction, o.seed, &tr, &te);
   std::printf("train: %zu records over %zu tasks; test: %zu records over %zu tasks\n", tr.size(),
               count_tasks(records, tr), te.size(), count_tasks(records, te));
+  if (o.split == "task") {
+    std::vector<std::string> names;
+    for (size_t i : te)
+      if (std::find(names.begin(), names.end(), records[i].task->description()) == names.end())
+        names.push_back(records[i].task->description());
+    for (const auto& n : names) std::printf("  held-out task: %s\n", n.c_str());
+  }
   std::vector<TrainingRecord> train_set;
   for (size_t i : tr) train_set.push_back(records[i]);
   auto t0 = std::chrono::steady_clock::now();
@@ -174,9 +190,9 @@ int eval(const Args& args) {
   if (o.threads) model->feature_options().num_threads = o.threads;
   std::printf("model: %s (%s)  settings: %s\n", model->name().c_str(), o.positional[0].c_str(),
               model->settings_json().dump().c_str());
-  std::printf("split: %s  test-fraction: %g  seed: %llu  k: %d\n", o.split.c_str(), o.test_fraction,
-              static_cast<unsigned long long>(o.seed), o.k);
-  auto records = load(std::vector<std::string>(o.positional.begin() + 1, o.positional.end()));
+  std::printf("split: %s  test-fraction: %g  seed: %llu  k: %d  cost: %s\n", o.split.c_str(), o.test_fraction,
+              static_cast<unsigned long long>(o.seed), o.k, o.cost == CostStatistic::kMin ? "min" : "median");
+  auto records = load(std::vector<std::string>(o.positional.begin() + 1, o.positional.end()), o.cost);
   std::vector<size_t> tr, te;
   split_records(records, o.split, o.test_fraction, o.seed, &tr, &te);
   if (o.split == "none") te = tr;  // evaluate on everything

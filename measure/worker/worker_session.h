@@ -14,6 +14,7 @@
 
 #include "codegen/llvm/llvm_jit.h"
 #include "measure/reference_data.h"
+#include "measure/worker/gpu_session.h"
 #include "measure/task.h"
 
 namespace loom {
@@ -50,6 +51,7 @@ class WorkerSession {
   std::unique_ptr<CompiledKernel> kernel_;
   std::vector<float*> args_;
   int kernel_id_ = -1;
+  GpuSession gpu_;  // target "cuda ...": the GPU path
 
   void load_task(const nlohmann::json& req);
   bool build_and_check(const nlohmann::json& req, const Reply& reply);
