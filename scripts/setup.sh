@@ -26,6 +26,9 @@ fi
 
 # ccache keeps rebuilds (and CI on the same machine) fast.
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/loom-ccache}"
+# Paths relative to the checkout, so another clone (CI) hits the same cache.
+export CCACHE_BASEDIR="$PWD"
+export CCACHE_NOHASHDIR=true
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 
 jobs="${LOOM_BUILD_JOBS:-$(nproc)}"
