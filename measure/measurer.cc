@@ -106,7 +106,8 @@ std::vector<MeasureResult> Measurer::measure_steps(const Task& task,
   stats_ = MeasureBatchStats{};
   stats_.candidates = static_cast<int>(steps.size());
   if (!task.dag) throw LoomError("measure: task has no DAG");
-  if (task.target.kind != "cpu") throw LoomError("measure: only cpu targets are supported so far");
+  if (task.target.kind != "cpu" && task.target.kind != "cuda")
+    throw LoomError("measure: unknown target kind " + task.target.kind);  // cuda: worker/gpu_session.cc
 
   const std::string key = task.key();
   auto it = impl_->reference_files.find(key);
