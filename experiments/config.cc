@@ -43,7 +43,7 @@ MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::str
   MeasureOptions m;
   if (j.is_null()) return m;
   check_keys(j, path, {"repeat", "min_repeat_ms", "flush_cache", "build_timeout_s", "run_timeout_s",
-                       "n_parallel_builds", "max_memory_mb", "rtol", "atol"});
+                       "n_parallel_builds", "max_memory_mb", "rtol", "atol", "slow_cutoff"});
   if (j.contains("repeat")) m.repeat = integer(j["repeat"], path + ".repeat", 1, 1000);
   if (j.contains("min_repeat_ms")) m.min_repeat_ms = number(j["min_repeat_ms"], path + ".min_repeat_ms", 0, 1e6);
   if (j.contains("flush_cache")) {
@@ -56,6 +56,7 @@ MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::str
   if (j.contains("max_memory_mb")) m.max_memory_mb = integer(j["max_memory_mb"], path + ".max_memory_mb", 0, 1 << 24);
   if (j.contains("rtol")) m.rtol = number(j["rtol"], path + ".rtol", 0, 1);
   if (j.contains("atol")) m.atol = number(j["atol"], path + ".atol", 0, 1e3);
+  if (j.contains("slow_cutoff")) m.slow_cutoff = number(j["slow_cutoff"], path + ".slow_cutoff", 0, 1e9);
   return m;
 }
 
@@ -63,7 +64,7 @@ nlohmann::json measure_options_to_json(const MeasureOptions& m) {
   return {{"repeat", m.repeat}, {"min_repeat_ms", m.min_repeat_ms}, {"flush_cache", m.flush_cache},
           {"build_timeout_s", m.build_timeout_s}, {"run_timeout_s", m.run_timeout_s},
           {"n_parallel_builds", m.n_parallel_builds}, {"max_memory_mb", m.max_memory_mb},
-          {"rtol", m.rtol}, {"atol", m.atol}};
+          {"rtol", m.rtol}, {"atol", m.atol}, {"slow_cutoff", m.slow_cutoff}};
 }
 
 ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {

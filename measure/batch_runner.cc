@@ -165,6 +165,13 @@ class BatchRunner {
     if (quiet_ && building_somewhere()) return false;
     WorkerSlot& s = *ready_.front();
     ready_.pop_front();
+    if (opts_.slow_cutoff > 0 && in_.best_known_s > 0 && s.once_s > opts_.slow_cutoff * in_.best_known_s) {
+      // Hopelessly slow: the checking run is its cost (see MeasureOptions).
+      results_[s.cand].costs_s = {s.once_s};
+      finish(s.cand, ErrorKind::kNone, "");
+      release(s);
+      return true;
+    }
     nlohmann::json req = {{"type", "time"}, {"id", s.cand}, {"repeat", opts_.repeat},
                           {"min_repeat_ms", opts_.min_repeat_ms}, {"flush", opts_.flush_cache}};
     s.phase = Phase::kTiming;

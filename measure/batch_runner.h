@@ -34,6 +34,7 @@ struct BatchInput {
   std::string reference_path;
   const std::vector<nlohmann::json>* steps = nullptr;
   std::map<int, std::string> faults;
+  double best_known_s = 0;  // best cost measured for the task so far (0: none)
 };
 
 // Measures every candidate of `in`; fills `stats` (build/check/run sums,

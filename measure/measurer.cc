@@ -20,6 +20,7 @@ struct Measurer::Impl {
   std::vector<std::unique_ptr<WorkerSlot>> slots;
   std::string tmpdir;
   std::map<std::string, std::string> reference_files;  // task key -> path
+  std::map<std::string, double> best_by_task;          // task key -> best cost so far
 };
 
 namespace {
@@ -131,7 +132,11 @@ std::vector<MeasureResult> Measurer::measure_steps(const Task& task,
   in.reference_path = it->second;
   in.steps = &steps;
   in.faults = opts_.test_faults;
+  double& best = impl_->best_by_task[key];
+  in.best_known_s = best;
   auto results = run_batch(in, opts_, worker_path_, impl_->slots, stats_);
+  for (const auto& r : results)
+    if (r.ok() && (best == 0 || r.median_s() < best)) best = r.median_s();
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return results;
 }

@@ -64,6 +64,10 @@ struct MeasureOptions {
 
   // Report wrong results loudly on stderr (they are Loom bugs).
   bool loud_wrong_results = true;
+  // A candidate whose checking run is slower than this many times the best
+  // cost measured so far for its task is not timed further: its cost is the
+  // checking run. Tuning wastes no time on hopeless programs (0: always time).
+  double slow_cutoff = 10;
 
   // TEST ONLY: fault injected into candidate i of every batch (key i):
   // "segfault", "abort", "spin", "oom", "wrong_result", "build_spin",
