@@ -2,7 +2,7 @@
 // recorded on a state's steps (split lengths, unroll depth, fused-parallel
 // extent, compute location) and replays the history, so histories never grow.
 // Rules are small classes behind one interface, collected with their weights
-// in one per-target list (search/mutations/cpu_mutations.cc).
+// in one per-target list (search/mutations/mutation_lists.cc).
 #pragma once
 
 #include <memory>
@@ -37,6 +37,8 @@ struct WeightedMutation {
 // Ansor's CPU weights: tile size 0.90, compute location 0.05, auto-unroll
 // 0.04, parallel granularity 0.01.
 std::vector<WeightedMutation> cpu_mutation_rules();
+// Ansor's GPU weights: tile size 0.90, auto-unroll 0.10.
+std::vector<WeightedMutation> gpu_mutation_rules();
 
 std::shared_ptr<const MutationRule> make_tile_size_mutation();
 std::shared_ptr<const MutationRule> make_compute_location_mutation();

@@ -16,6 +16,20 @@ SearchPolicy::SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_t
 
 std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
   using Clock = std::chrono::steady_clock;
+  if (settings_.strategy == "random") {
+    // Pure random search (the ablation baseline): fresh samples only.
+    auto t0 = Clock::now();
+    std::vector<State> out;
+    for (int attempt = 0; attempt < 8 && static_cast<int>(out.size()) < n; ++attempt) {
+      for (auto& s : sketch_policy_.sample(n, rng_)) {
+        if (static_cast<int>(out.size()) >= n) break;
+        if (measured_.insert(state_key(s)).second) out.push_back(std::move(s));
+      }
+    }
+    for (const auto& s : out) measured_.erase(state_key(s));  // marked when measured
+    sample_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+    return out;
+  }
   // Initial population: the best measured states, then fresh samples.
   std::vector<State> population;
   int n_measured = std::min<int>(static_cast<int>(measured_good_.size()),

@@ -35,7 +35,7 @@ SearchSettings SearchSettings::from_json(const nlohmann::json& j, const std::str
   static const char* keys[] = {"num_trials", "measures_per_round", "eps_greedy", "population",
                                "generations", "mutation_prob", "crossover_prob",
                                "init_measured_ratio", "init_min_fresh", "early_stopping",
-                               "model_warmup_records", "seed", "task_scheduler",
+                               "model_warmup_records", "seed", "strategy", "task_scheduler",
                                "scheduler_alpha", "scheduler_beta", "scheduler_window",
                                "scheduler_eps"};
   for (const auto& [k, v] : j.items()) {
@@ -59,6 +59,11 @@ SearchSettings SearchSettings::from_json(const nlohmann::json& j, const std::str
       throw LoomError(path + ".seed: expected a non-negative integer");
     s.seed = j["seed"].get<uint64_t>();
   }
+  if (j.contains("strategy")) {
+    if (!j["strategy"].is_string() || (j["strategy"] != "evolutionary" && j["strategy"] != "random"))
+      throw LoomError(path + ".strategy: expected \"evolutionary\" or \"random\"");
+    s.strategy = j["strategy"].get<std::string>();
+  }
   if (j.contains("task_scheduler")) {
     if (!j["task_scheduler"].is_string() ||
         (j["task_scheduler"] != "gradient" && j["task_scheduler"] != "round_robin"))
@@ -80,7 +85,7 @@ nlohmann::json SearchSettings::to_json() const {
           {"mutation_prob", mutation_prob}, {"crossover_prob", crossover_prob},
           {"init_measured_ratio", init_measured_ratio}, {"init_min_fresh", init_min_fresh},
           {"early_stopping", early_stopping}, {"model_warmup_records", model_warmup_records},
-          {"seed", seed}, {"task_scheduler", task_scheduler}, {"scheduler_alpha", scheduler_alpha},
+          {"seed", seed}, {"strategy", strategy}, {"task_scheduler", task_scheduler}, {"scheduler_alpha", scheduler_alpha},
           {"scheduler_beta", scheduler_beta}, {"scheduler_window", scheduler_window},
           {"scheduler_eps", scheduler_eps}};
 }

@@ -24,6 +24,7 @@ struct SearchSettings {
   int early_stopping = 0;        // stop a task after this many rounds without improvement (0: off)
   int model_warmup_records = 64; // below this many records the model's scores are random
   uint64_t seed = 0;             // the one seed all randomness flows from
+  std::string strategy = "evolutionary";    // evolutionary | random (pure random search: no model, no evolution)
   std::string task_scheduler = "gradient";  // gradient | round_robin
   double scheduler_alpha = 0.2;  // weight of the backward gradient (TVM's default)
   double scheduler_beta = 2.0;   // bound of the similarity-based forward gradient

@@ -49,7 +49,7 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<
     // Each task's randomness: the config seed mixed with the task's position.
     uint64_t seed = opts_.search.seed * 0x9e3779b97f4a7c15ULL + i + 1;
     policies_.push_back(std::make_unique<SearchPolicy>(tasks_[i].task, st, opts_.search,
-                                                       cpu_mutation_rules(), seed));
+                                                       st.is_gpu ? gpu_mutation_rules() : cpu_mutation_rules(), seed));
   }
   if (opts_.resume && !opts_.log_path.empty()) resume_from_log();
   if (!opts_.log_path.empty()) log_ = std::make_unique<RecordLog>(opts_.log_path);

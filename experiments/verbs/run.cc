@@ -12,10 +12,12 @@
 #include <sstream>
 
 #include "codegen/llvm/llvm_jit.h"
+#include "experiments/baselines/baseline.h"
 #include "experiments/task_file.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
 #include "ir/lower.h"
+#include "ir/reference.h"
 #include "ir/reference.h"
 #include "ir/state.h"
 #include "measure/measurer.h"
@@ -38,6 +40,37 @@ int parse_int_flag(const Args& a, size_t& i, const char* name) {
   }
 }
 
+// Loom's schedule and oneDNN, re-measured alternately `rounds` times in this
+// process (the machine is shared and noisy): medians and their ratio.
+void compare_with_onednn(const Task& task, Measurer& measurer, const State& state,
+                         const TimingOptions& timing, int rounds) {
+  const ComputeDAG& dag = *task.dag;
+  auto inputs = random_inputs(dag, 1);
+  auto ref = evaluate_reference(dag, inputs);
+  std::vector<double> loom_runs;
+  std::map<std::string, std::vector<double>> onednn_runs;
+  for (int k = 0; k < rounds; ++k) {
+    MeasureResult r = measurer.measure(task, {state})[0];
+    if (r.ok()) loom_runs.push_back(r.median_s());
+    for (const auto& b : run_onednn_baselines(task, timing, inputs, ref))
+      if (b.supported && b.check.empty()) onednn_runs[b.variant].push_back(b.median_s);
+  }
+  if (loom_runs.empty() || onednn_runs.empty()) {
+    std::printf("comparison with oneDNN: not available for this workload\n");
+    return;
+  }
+  double loom_s = median(loom_runs);
+  std::string best_variant;
+  double best_s = 0;
+  for (const auto& [variant, runs] : onednn_runs) {
+    double m = median(runs);
+    std::printf("oneDNN %-40s median %.4f ms  %.2f GFLOP/s\n", variant.c_str(), m * 1e3, dag.flop_count() / m / 1e9);
+    if (best_s == 0 || m < best_s) best_s = m, best_variant = variant;
+  }
+  std::printf("Loom (same run, %d interleaved rounds) median %.4f ms  %.2f GFLOP/s = %.1f%% of oneDNN (%s)\n",
+              rounds, loom_s * 1e3, dag.flop_count() / loom_s / 1e9, 100.0 * best_s / loom_s, best_variant.c_str());
+}
+
 }  // namespace
 
 int run_verb(const Args& args) {
@@ -47,8 +80,11 @@ int run_verb(const Args& args) {
   timing.repeat = 5;
   timing.min_repeat_ms = 100;
   int threads_override = 0;
+  int compare_rounds = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--print-ir") print_ir = true;
+    else if (args[i] == "--compare-onednn") compare_rounds = 3;
+    else if (args[i] == "--rounds") compare_rounds = parse_int_flag(args, i, "--rounds");
     else if (args[i] == "--repeat") timing.repeat = parse_int_flag(args, i, "--repeat");
     else if (args[i] == "--min-repeat-ms") timing.min_repeat_ms = parse_int_flag(args, i, "--min-repeat-ms");
     else if (args[i] == "--threads") threads_override = parse_int_flag(args, i, "--threads");
@@ -103,6 +139,7 @@ int run_verb(const Args& args) {
               dag.flop_count() / med / 1e9, timing.repeat, timing.min_repeat_ms);
   for (double c : r.costs_s) std::printf(" %.4f", c * 1e3);
   std::printf(" ms)\n");
+  if (compare_rounds > 0) compare_with_onednn(task, measurer, state, timing, compare_rounds);
   return kExitOk;
 }
 

@@ -1,4 +1,4 @@
-// The CPU mutation list with Ansor's weights. Adding a rule means adding one
+// The CPU and GPU mutation lists with Ansor's weights. Adding a rule means adding one
 // line here and one file beside this one.
 #include "search/mutation_rule.h"
 
@@ -10,6 +10,14 @@ std::vector<WeightedMutation> cpu_mutation_rules() {
       {make_compute_location_mutation(), 0.05},
       {make_auto_unroll_mutation(), 0.04},
       {make_parallel_granularity_mutation(), 0.01},
+  };
+}
+
+// Ansor's GPU weights: tile size 0.90, auto-unroll 0.10.
+std::vector<WeightedMutation> gpu_mutation_rules() {
+  return {
+      {make_tile_size_mutation(), 0.90},
+      {make_auto_unroll_mutation(), 0.10},
   };
 }
 
