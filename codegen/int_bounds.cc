@@ -6,7 +6,7 @@ namespace loom {
 
 namespace {
 
-constexpr IntBound kUnknown{-kIntBoundHuge, kIntBoundHuge};
+constexpr IndexRange kUnknown{-kIntBoundHuge, kIntBoundHuge};
 
 int64_t sat(__int128 v) {
   if (v >= kIntBoundHuge) return kIntBoundHuge;
@@ -20,13 +20,13 @@ int64_t floordiv(int64_t a, int64_t b) {
   return q;
 }
 
-IntBound hull4(__int128 a, __int128 b, __int128 c, __int128 d) {
+IndexRange hull4(__int128 a, __int128 b, __int128 c, __int128 d) {
   return {sat(std::min(std::min(a, b), std::min(c, d))), sat(std::max(std::max(a, b), std::max(c, d)))};
 }
 
-bool unbounded(const IntBound& b) { return b.min <= -kIntBoundHuge || b.max >= kIntBoundHuge; }
+bool unbounded(const IndexRange& b) { return b.min <= -kIntBoundHuge || b.max >= kIntBoundHuge; }
 
-IntBound div_bound(const IntBound& a, const IntBound& b) {
+IndexRange div_bound(const IndexRange& a, const IndexRange& b) {
   if (b.min <= 0) return kUnknown;
   // floor(a/b) is monotone in a for b > 0, and monotone in b for fixed-sign a:
   // the extremes sit at the corners.
@@ -34,7 +34,7 @@ IntBound div_bound(const IntBound& a, const IntBound& b) {
                floordiv(a.max, b.max));
 }
 
-IntBound mod_bound(const IntBound& a, const IntBound& b) {
+IndexRange mod_bound(const IndexRange& a, const IndexRange& b) {
   if (b.min <= 0) return kUnknown;
   if (b.min == b.max && !unbounded(a)) {
     int64_t c = b.min;
@@ -47,34 +47,34 @@ IntBound mod_bound(const IntBound& a, const IntBound& b) {
 
 }  // namespace
 
-IntBound int_bound(const Expr& e) {
+IndexRange int_bound(const Expr& e) {
   if (!e.defined() || e->dtype == DType::kFloat) return kUnknown;
   const auto& n = *e;
   switch (n.kind) {
     case ExprKind::kIntImm: return {sat(n.int_value), sat(n.int_value)};
     case ExprKind::kVar:
-      return n.extent > 0 ? IntBound{0, sat(n.extent - 1)} : kUnknown;
+      return n.extent > 0 ? IndexRange{0, sat(n.extent - 1)} : kUnknown;
     case ExprKind::kAdd: {
-      IntBound a = int_bound(n.args[0]), b = int_bound(n.args[1]);
+      IndexRange a = int_bound(n.args[0]), b = int_bound(n.args[1]);
       return {sat(__int128{a.min} + b.min), sat(__int128{a.max} + b.max)};
     }
     case ExprKind::kSub: {
-      IntBound a = int_bound(n.args[0]), b = int_bound(n.args[1]);
+      IndexRange a = int_bound(n.args[0]), b = int_bound(n.args[1]);
       return {sat(__int128{a.min} - b.max), sat(__int128{a.max} - b.min)};
     }
     case ExprKind::kMul: {
-      IntBound a = int_bound(n.args[0]), b = int_bound(n.args[1]);
+      IndexRange a = int_bound(n.args[0]), b = int_bound(n.args[1]);
       return hull4(__int128{a.min} * b.min, __int128{a.min} * b.max, __int128{a.max} * b.min,
                    __int128{a.max} * b.max);
     }
     case ExprKind::kDiv: return div_bound(int_bound(n.args[0]), int_bound(n.args[1]));
     case ExprKind::kMod: return mod_bound(int_bound(n.args[0]), int_bound(n.args[1]));
     case ExprKind::kMin: {
-      IntBound a = int_bound(n.args[0]), b = int_bound(n.args[1]);
+      IndexRange a = int_bound(n.args[0]), b = int_bound(n.args[1]);
       return {std::min(a.min, b.min), std::min(a.max, b.max)};
     }
     case ExprKind::kMax: {
-      IntBound a = int_bound(n.args[0]), b = int_bound(n.args[1]);
+      IndexRange a = int_bound(n.args[0]), b = int_bound(n.args[1]);
       return {std::max(a.min, b.min), std::max(a.max, b.max)};
     }
     case ExprKind::kEQ: case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE:
@@ -82,7 +82,7 @@ IntBound int_bound(const Expr& e) {
     case ExprKind::kNot:
       return {0, 1};
     case ExprKind::kSelect: {
-      IntBound t = int_bound(n.args[1]), f = int_bound(n.args[2]);
+      IndexRange t = int_bound(n.args[1]), f = int_bound(n.args[2]);
       return {std::min(t.min, f.min), std::max(t.max, f.max)};
     }
     case ExprKind::kCast:

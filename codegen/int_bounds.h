@@ -12,7 +12,7 @@ namespace loom {
 
 // Inclusive range [min, max]. Magnitudes at or beyond kIntBoundHuge mean
 // "unbounded" on that side; results are saturated there.
-struct IntBound {
+struct IndexRange {
   int64_t min;
   int64_t max;
 };
@@ -23,7 +23,7 @@ constexpr int64_t kIntBoundHuge = int64_t{1} << 62;
 // [0, extent-1]; variables without an extent, loads, calls and casts from
 // float are unbounded. Handles constants, + - *, floor / and % (by operands
 // with positive bounds), min, max, select, comparisons and logic (in [0,1]).
-IntBound int_bound(const Expr& e);
+IndexRange int_bound(const Expr& e);
 
 // True when e is provably >= 0.
 bool provably_non_negative(const Expr& e);

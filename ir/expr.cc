@@ -291,7 +291,9 @@ const char* reduce_kind_name(ReduceKind k) {
 }
 
 size_t structural_hash(const Expr& e) {
-  if (e->cached_hash) return e->cached_hash;
+  // The cache may be filled by several threads at once (feature extraction
+  // is parallel); they all store the same value, atomically.
+  if (size_t cached = __atomic_load_n(&e->cached_hash, __ATOMIC_RELAXED)) return cached;
   size_t h = static_cast<size_t>(e->kind) * 0x9e3779b97f4a7c15ULL + static_cast<size_t>(e->dtype);
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   switch (e->kind) {
@@ -305,7 +307,7 @@ size_t structural_hash(const Expr& e) {
   for (const auto& a : e->args) mix(structural_hash(a));
   for (const auto& a : e->reduce_axes) mix(structural_hash(a));
   if (h == 0) h = 1;
-  e->cached_hash = h;
+  __atomic_store_n(&e->cached_hash, h, __ATOMIC_RELAXED);
   return h;
 }
 

@@ -361,7 +361,7 @@ TEST(CCompile, WrongArgumentCountThrows) {
 
 TEST(IntBounds, VarsConstantsAndArithmetic) {
   Var i = make_var("i", 10), u = make_var("u");
-  IntBound b = int_bound(i * 4 + 3);
+  IndexRange b = int_bound(i * 4 + 3);
   EXPECT_EQ(b.min, 3);
   EXPECT_EQ(b.max, 39);
   b = int_bound(make_binary(ExprKind::kSub, i, int_imm(5)));
@@ -376,15 +376,15 @@ TEST(IntBounds, VarsConstantsAndArithmetic) {
 TEST(IntBounds, FloorDivAndModOfNegativeRange) {
   Var i = make_var("i", 10);
   Expr x = make_binary(ExprKind::kSub, i, int_imm(5));  // [-5, 4]
-  IntBound d = int_bound(make_binary(ExprKind::kDiv, x, int_imm(2)));
+  IndexRange d = int_bound(make_binary(ExprKind::kDiv, x, int_imm(2)));
   EXPECT_EQ(d.min, -3);
   EXPECT_EQ(d.max, 2);
-  IntBound m = int_bound(make_binary(ExprKind::kMod, x, int_imm(4)));
+  IndexRange m = int_bound(make_binary(ExprKind::kMod, x, int_imm(4)));
   EXPECT_EQ(m.min, 0);
   EXPECT_EQ(m.max, 3);
   EXPECT_FALSE(provably_non_negative(x));
   EXPECT_TRUE(provably_non_negative(make_binary(ExprKind::kMod, x, int_imm(4))));
-  IntBound one_period = int_bound(make_binary(ExprKind::kMod, i + 20, int_imm(32)));
+  IndexRange one_period = int_bound(make_binary(ExprKind::kMod, i + 20, int_imm(32)));
   EXPECT_EQ(one_period.min, 20);
   EXPECT_EQ(one_period.max, 29);
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Best GFLOP/s after N trials, from record logs (the ablation table).
+
+usage: tuning_curve_table.py GFLOP LOG [LOG...]  (prints a Markdown table with
+one row per log and columns for 64, 200, 500 and 1000 trials)"""
+import json
+import sys
+
+CHECKPOINTS = [64, 200, 500, 1000]
+
+
+def curve(path, gflop):
+    best, out, n = float("inf"), {}, 0
+    with open(path) as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a crash
+            n += 1
+            res = r["result"]
+            if res["error"] == "none" and res["costs_s"]:
+                c = sorted(res["costs_s"])[len(res["costs_s"]) // 2]
+                best = min(best, c)
+            for cp in CHECKPOINTS:
+                if n == cp:
+                    out[cp] = gflop / best if best < float("inf") else 0.0
+    return out, n
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    gflop = float(sys.argv[1])
+    print("| log | " + " | ".join("%d trials" % c for c in CHECKPOINTS) + " |")
+    print("|---|" + "---|" * len(CHECKPOINTS))
+    for path in sys.argv[2:]:
+        c, n = curve(path, gflop)
+        cells = ["%.1f" % c[cp] if cp in c else "—" for cp in CHECKPOINTS]
+        print("| %s (%d) | %s |" % (path.split("/")[-1], n, " | ".join(cells)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
