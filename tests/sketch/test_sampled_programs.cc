@@ -24,6 +24,9 @@ struct Case {
   int threads;
 };
 
+// gtest prints the parameter in test listings: the case name, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (const auto& w : workload_registry()) out.push_back({w.name, w.name, w.small_params, 4});
