@@ -74,6 +74,7 @@ class BatchRunner {
   WorkerSlot* timing_ = nullptr;
   bool quiet_ = false;
   int done_ = 0;
+  double best_in_batch_ = 0;  // best cost measured in this batch so far
 
   bool building_somewhere() const {
     for (auto& s : slots_)
@@ -86,6 +87,7 @@ class BatchRunner {
     r.error = kind;
     r.error_msg = msg;
     if (kind != ErrorKind::kNone) r.costs_s.clear();
+    if (r.ok() && (best_in_batch_ == 0 || r.median_s() < best_in_batch_)) best_in_batch_ = r.median_s();
     r.timestamp = static_cast<int64_t>(std::time(nullptr));
     stats_.build_s += r.build_s;
     stats_.check_s += r.check_s;
@@ -165,7 +167,11 @@ class BatchRunner {
     if (quiet_ && building_somewhere()) return false;
     WorkerSlot& s = *ready_.front();
     ready_.pop_front();
-    if (opts_.slow_cutoff > 0 && in_.best_known_s > 0 && s.once_s > opts_.slow_cutoff * in_.best_known_s) {
+    // The best so far: from earlier batches, or from this one (the first
+    // batch of a task has no earlier best).
+    double best = in_.best_known_s;
+    if (best_in_batch_ > 0 && (best == 0 || best_in_batch_ < best)) best = best_in_batch_;
+    if (opts_.slow_cutoff > 0 && best > 0 && s.once_s > opts_.slow_cutoff * best) {
       // Hopelessly slow: the checking run is its cost (see MeasureOptions).
       results_[s.cand].costs_s = {s.once_s};
       finish(s.cand, ErrorKind::kNone, "");
