@@ -29,7 +29,7 @@ def main():
         with open(path) as f:
             for row in csv.DictReader(f):
                 baselines[row["task"]] = (row["baseline"], float(row["gflops"]))
-    fig, ax = plt.subplots(figsize=(9, 5.5))
+    fig, ax = plt.subplots(figsize=(14, 6))
     for i, (task, points) in enumerate(curves.items()):
         color = "C%d" % (i % 10)
         xs, ys = zip(*points)
@@ -41,7 +41,7 @@ def main():
     ax.set_ylabel("best GFLOP/s")
     ax.set_title("Loom tuning curves (dashed: best vendor baseline, same run)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     return 0
