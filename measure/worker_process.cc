@@ -64,6 +64,10 @@ void WorkerProcess::spawn(const std::string& exe, int64_t max_memory_mb) {
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
+    // Ctrl-C in the terminal reaches the whole foreground process group: the
+    // tuner finishes its batch and stops, so its workers must not die on it.
+    // (An ignored signal stays ignored across exec.)
+    ::signal(SIGINT, SIG_IGN);
     if (sv[1] == 3) {
       ::fcntl(3, F_SETFD, 0);
     } else if (::dup2(sv[1], 3) < 0) {
