@@ -87,10 +87,25 @@ Expr::Expr(int64_t v) : Expr(int_imm(v)) {}
 Expr::Expr(float v) : Expr(float_imm(v)) {}
 Expr::Expr(double v) : Expr(float_imm(v)) {}
 
-Expr int_imm(int64_t v) {
+namespace {
+Expr make_int_imm(int64_t v) {
   auto n = new_node(ExprKind::kIntImm, DType::kInt);
   n->int_value = v;
   return Expr(std::move(n));
+}
+}  // namespace
+
+Expr int_imm(int64_t v) {
+  // Small constants are shared (nodes are immutable): lowering and the
+  // simplifier create them by the million.
+  constexpr int64_t kLo = -64, kHi = 4096;
+  static const std::vector<Expr> cache = [] {
+    std::vector<Expr> c;
+    for (int64_t x = kLo; x <= kHi; ++x) c.push_back(make_int_imm(x));
+    return c;
+  }();
+  if (v >= kLo && v <= kHi) return cache[static_cast<size_t>(v - kLo)];
+  return make_int_imm(v);
 }
 Expr float_imm(double v) {
   auto n = new_node(ExprKind::kFloatImm, DType::kFloat);
