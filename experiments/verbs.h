@@ -14,6 +14,10 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;  // the job ran but the result is bad (e.g. wrong result)
 constexpr int kExitUsage = 2;    // bad input: malformed file, unknown workload, invalid step
 
+// The integer value after flag a[i] (i advances past it); throws LoomError
+// naming the flag when it is missing, not an integer, or below min_value.
+int int_flag(const Args& a, size_t& i, const char* name, int min_value = 1);
+
 struct Verb {
   const char* name;
   const char* usage;

@@ -16,7 +16,7 @@ int baseline_verb(const Args& args) {
   timing.min_repeat_ms = 100;
   int threads = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--threads" && i + 1 < args.size()) threads = std::stoi(args[++i]);
+    if (args[i] == "--threads") threads = int_flag(args, i, "--threads");
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
     else if (file.empty()) file = args[i];
     else throw LoomError("baseline takes one task file");

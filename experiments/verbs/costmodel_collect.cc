@@ -24,17 +24,6 @@ std::string next(const Args& a, size_t& i) {
   return a[++i];
 }
 
-int positive(const std::string& flag, const std::string& v) {
-  try {
-    size_t used = 0;
-    int x = std::stoi(v, &used);
-    if (used != v.size() || x < 1) throw std::invalid_argument("x");
-    return x;
-  } catch (const std::exception&) {
-    throw LoomError(flag + ": expected a positive integer, got '" + v + "'");
-  }
-}
-
 }  // namespace
 
 int costmodel_collect(const Args& a) {
@@ -51,12 +40,12 @@ int costmodel_collect(const Args& a) {
       params = nlohmann::json::parse(next(a, i), nullptr, false);
       if (params.is_discarded() || !params.is_object()) throw LoomError("--params: expected a JSON object");
     } else if (f == "--target") target = next(a, i);
-    else if (f == "--n") n = positive(f, next(a, i));
+    else if (f == "--n") n = int_flag(a, i, f.c_str());
     else if (f == "--log") log_path = next(a, i);
-    else if (f == "--seed") seed = static_cast<uint64_t>(positive(f, next(a, i)));
-    else if (f == "--batch") batch = positive(f, next(a, i));
-    else if (f == "--repeat") mo.repeat = positive(f, next(a, i));
-    else if (f == "--min-repeat-ms") mo.min_repeat_ms = positive(f, next(a, i));
+    else if (f == "--seed") seed = static_cast<uint64_t>(int_flag(a, i, f.c_str()));
+    else if (f == "--batch") batch = int_flag(a, i, f.c_str());
+    else if (f == "--repeat") mo.repeat = int_flag(a, i, f.c_str());
+    else if (f == "--min-repeat-ms") mo.min_repeat_ms = int_flag(a, i, f.c_str());
     else if (!f.empty() && f[0] == '-') throw LoomError("unknown option " + f);
     else if (workload.empty()) workload = f;
     else throw LoomError("collect takes one WORKLOAD");

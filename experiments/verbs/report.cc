@@ -15,7 +15,7 @@ int report_verb(const Args& args) {
   std::string file;
   ReportOptions opts;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--rounds" && i + 1 < args.size()) opts.rounds = std::stoi(args[++i]);
+    if (args[i] == "--rounds") opts.rounds = int_flag(args, i, "--rounds");
     else if (args[i] == "--no-remeasure") opts.remeasure = false;
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
     else if (file.empty()) file = args[i];

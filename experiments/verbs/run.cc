@@ -28,18 +28,6 @@ namespace loom::cli {
 
 namespace {
 
-int parse_int_flag(const Args& a, size_t& i, const char* name) {
-  if (i + 1 >= a.size()) throw LoomError(std::string(name) + " needs a value");
-  try {
-    size_t used = 0;
-    int v = std::stoi(a[++i], &used);
-    if (used != a[i].size() || v < 1) throw std::invalid_argument("x");
-    return v;
-  } catch (const std::exception&) {
-    throw LoomError(std::string(name) + ": expected a positive integer, got '" + a[i] + "'");
-  }
-}
-
 // Loom's schedule and oneDNN, re-measured alternately `rounds` times in this
 // process (the machine is shared and noisy): medians and their ratio.
 void compare_with_onednn(const Task& task, Measurer& measurer, const State& state,
@@ -84,10 +72,10 @@ int run_verb(const Args& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--print-ir") print_ir = true;
     else if (args[i] == "--compare-onednn") compare_rounds = 3;
-    else if (args[i] == "--rounds") compare_rounds = parse_int_flag(args, i, "--rounds");
-    else if (args[i] == "--repeat") timing.repeat = parse_int_flag(args, i, "--repeat");
-    else if (args[i] == "--min-repeat-ms") timing.min_repeat_ms = parse_int_flag(args, i, "--min-repeat-ms");
-    else if (args[i] == "--threads") threads_override = parse_int_flag(args, i, "--threads");
+    else if (args[i] == "--rounds") compare_rounds = int_flag(args, i, "--rounds");
+    else if (args[i] == "--repeat") timing.repeat = int_flag(args, i, "--repeat");
+    else if (args[i] == "--min-repeat-ms") timing.min_repeat_ms = int_flag(args, i, "--min-repeat-ms");
+    else if (args[i] == "--threads") threads_override = int_flag(args, i, "--threads");
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
     else if (file.empty()) file = args[i];
     else throw LoomError("run takes one FILE.json");

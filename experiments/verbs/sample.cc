@@ -23,18 +23,6 @@ SketchTask sketch_task_of(const Task& task);  // verbs/sketches.cc
 
 namespace {
 
-int positive_int(const Args& a, size_t& i, const char* name) {
-  if (i + 1 >= a.size()) throw LoomError(std::string(name) + " needs a value");
-  try {
-    size_t used = 0;
-    int v = std::stoi(a[++i], &used);
-    if (used != a[i].size() || v < 0) throw std::invalid_argument("x");
-    return v;
-  } catch (const std::exception&) {
-    throw LoomError(std::string(name) + ": expected a non-negative integer, got '" + a[i] + "'");
-  }
-}
-
 // "" if the program computes the reference result, else what went wrong.
 // With `seconds` set, a correct program is also timed (median of 3 runs).
 std::string check_program(const State& s, const LoweredFunc& f, int threads,
@@ -69,9 +57,9 @@ int sample_verb(const Args& args) {
   int n = 10, seed = 0, threads = 0;
   bool print_ir = true, time_programs = false;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "-n") n = positive_int(args, i, "-n");
-    else if (args[i] == "--seed") seed = positive_int(args, i, "--seed");
-    else if (args[i] == "--threads") threads = positive_int(args, i, "--threads");
+    if (args[i] == "-n") n = int_flag(args, i, "-n");
+    else if (args[i] == "--seed") seed = int_flag(args, i, "--seed", 0);
+    else if (args[i] == "--threads") threads = int_flag(args, i, "--threads");
     else if (args[i] == "--no-ir") print_ir = false;
     else if (args[i] == "--time") time_programs = true;
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);

@@ -25,7 +25,7 @@ int sketches_verb(const Args& args) {
   std::string file;
   int threads = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--threads" && i + 1 < args.size()) threads = std::stoi(args[++i]);
+    if (args[i] == "--threads") threads = int_flag(args, i, "--threads");
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
     else if (file.empty()) file = args[i];
     else throw LoomError("sketches takes one FILE.json");

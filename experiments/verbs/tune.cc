@@ -23,7 +23,7 @@ int tune_verb(const Args& args) {
   std::string file;
   int trials = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--trials" && i + 1 < args.size()) trials = std::stoi(args[++i]);
+    if (args[i] == "--trials") trials = int_flag(args, i, "--trials");
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
     else if (file.empty()) file = args[i];
     else throw LoomError("tune takes one CONFIG.json");

@@ -76,6 +76,17 @@ TEST(LoomRun, BadTargetIsNamed) {
   expect_usage_error(R"({"workload": "matmul", "target": "cpu -threads=zero"})", "-threads");
 }
 
+TEST(LoomFlags, BadIntegerFlagValueIsNamedForEveryVerb) {
+  std::string f = write_file("flags.json", R"({"workload": "matmul", "params": {"M": 8, "N": 8, "K": 8}})");
+  for (std::string args : {"run " + f + " --repeat x", "sketches " + f + " --threads two",
+                           "baseline " + f + " --threads 0", "sample " + f + " -n many"}) {
+    Result r = run_loom(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("expected an integer"), std::string::npos) << args << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+}
+
 TEST(LoomRun, CorrectScheduleReportsCorrect) {
   std::string f = write_file("ok.json", R"({"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16},
     "steps": [["SP", 2, 1, 16, [8], 1], ["AN", 2, 2, "vectorize"]]})");

@@ -1,0 +1,24 @@
+// Command-line flag values shared by the verbs: a bad value is a LoomError
+// naming the flag (exit code 2), never an uncaught std::stoi exception.
+#include <stdexcept>
+
+#include "experiments/verbs.h"
+#include "ir/error.h"
+
+namespace loom::cli {
+
+int int_flag(const Args& a, size_t& i, const char* name, int min_value) {
+  if (i + 1 >= a.size()) throw LoomError(std::string(name) + " needs a value");
+  const std::string& v = a[++i];
+  try {
+    size_t used = 0;
+    int x = std::stoi(v, &used);
+    if (used != v.size() || x < min_value) throw std::invalid_argument("range");
+    return x;
+  } catch (const std::exception&) {
+    throw LoomError(std::string(name) + ": expected an integer >= " + std::to_string(min_value) +
+                    ", got '" + v + "'");
+  }
+}
+
+}  // namespace loom::cli
