@@ -20,13 +20,14 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
     // Pure random search (the ablation baseline): fresh samples only.
     auto t0 = Clock::now();
     std::vector<State> out;
+    std::unordered_set<std::string> chosen;
     for (int attempt = 0; attempt < 8 && static_cast<int>(out.size()) < n; ++attempt) {
       for (auto& s : sketch_policy_.sample(n, rng_)) {
         if (static_cast<int>(out.size()) >= n) break;
-        if (measured_.insert(state_key(s)).second) out.push_back(std::move(s));
+        std::string key = state_key(s);
+        if (!measured_.count(key) && chosen.insert(key).second) out.push_back(std::move(s));
       }
     }
-    for (const auto& s : out) measured_.erase(state_key(s));  // marked when measured
     sample_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
     return out;
   }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "ir/error.h"
@@ -59,13 +60,8 @@ Tuner::~Tuner() = default;
 
 void Tuner::resume_from_log() {
   LoadReport report;
-  std::vector<MeasureRecord> records;
-  {
-    FILE* f = std::fopen(opts_.log_path.c_str(), "r");
-    if (!f) return;  // a new log
-    std::fclose(f);
-  }
-  records = load_records(opts_.log_path, &report);
+  if (!std::filesystem::exists(opts_.log_path)) return;  // a new log
+  std::vector<MeasureRecord> records = load_records(opts_.log_path, &report);
   std::vector<TrainingRecord> training;
   int resumed = 0;
   for (size_t i = 0; i < tasks_.size(); ++i) {

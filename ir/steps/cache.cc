@@ -53,7 +53,6 @@ void CacheReadStep::apply(StateNode& n) const {
         auto node = std::make_shared<ExprNode>(*e);
         node->name = name;
         node->producer = nullptr;
-        std::vector<Expr> args;
         return Expr(std::move(node));
       }
       return Expr();
