@@ -13,7 +13,7 @@ namespace {
 // Every verb, in the order `loom help` shows them.
 const Verb kVerbs[] = {
     {"workloads", "loom workloads", "list the registered workloads and their parameters", workloads_verb},
-    {"run", "loom run FILE.json [--print-ir] [--repeat N] [--min-repeat-ms MS] [--threads N] [--compare-onednn [--rounds N]]",
+    {"run", "loom run FILE.json [--print-ir] [--print-asm] [--repeat N] [--min-repeat-ms MS] [--threads N] [--compare-onednn [--rounds N]]",
      "lower, compile (LLVM), check and time one schedule", run_verb},
     {"measure", "loom measure FILE.json [--log PATH] [--repeat N] [--min-repeat-ms MS] [--threads N] [--flush]",
      "measure several schedules of a task in worker processes (the tuner's path)", measure_verb},

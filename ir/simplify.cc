@@ -261,8 +261,43 @@ Expr simplify_int(const Expr& e, std::vector<Expr>& args) {
   }
 }
 
+// An integer sum / difference / product by a constant: one node of a linear form.
+bool is_linear_node(const Expr& e) {
+  if (e->dtype != DType::kInt) return false;
+  if (e->kind == ExprKind::kAdd || e->kind == ExprKind::kSub) return true;
+  return e->kind == ExprKind::kMul &&
+         (e->args[0]->kind == ExprKind::kIntImm || e->args[1]->kind == ExprKind::kIntImm);
+}
+
+// Adds scale * e to `l`, walking the whole linear tree at once (its
+// non-linear leaves simplified on the way) instead of rebuilding a canonical
+// sum at every +: index expressions are long chains of +, and the bottom-up
+// rebuild was quadratic in their length and most of lowering's allocations.
+void collect_linear(const Expr& e, int64_t scale, Linear& l) {
+  if (e->kind == ExprKind::kIntImm) {
+    l.constant += e->int_value * scale;
+  } else if (e->kind == ExprKind::kAdd || e->kind == ExprKind::kSub) {
+    collect_linear(e->args[0], scale, l);
+    collect_linear(e->args[1], e->kind == ExprKind::kAdd ? scale : -scale, l);
+  } else if (is_linear_node(e)) {  // a product by a constant
+    const bool c_first = e->args[0]->kind == ExprKind::kIntImm;
+    collect_linear(e->args[c_first ? 1 : 0], scale * e->args[c_first ? 0 : 1]->int_value, l);
+  } else {
+    Expr atom = simplify_rec(e);
+    if (atom->kind == ExprKind::kIntImm || is_linear_node(atom)) l.add(to_linear(atom), scale);
+    else l.add(atom, scale);
+  }
+}
+
 Expr simplify_rec(const Expr& e) {
   if (e->args.empty()) return e;
+  if (is_linear_node(e)) {
+    Linear l;
+    collect_linear(e, 1, l);
+    l.prune();
+    fold_div_mod_pairs(l);
+    return from_linear(l);
+  }
   std::vector<Expr> args;
   args.reserve(e->args.size());
   for (const auto& a : e->args) args.push_back(simplify_rec(a));

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential cmake ccache pkg-config
+  build-essential cmake ccache pkg-config libjemalloc-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
   llvm-14-dev zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
   libdnnl-dev libopenblas-dev

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -59,14 +60,30 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
     }
   };
 
+  // The model does not change during a run: a state seen in an earlier
+  // generation (a copied parent, a mutation that lands on a known state) is
+  // not lowered and scored again.
+  std::unordered_map<std::string, float> known_scores;
   for (int gen = 0; !population.empty(); ++gen) {
     auto ts = Clock::now();
-    std::vector<float> scores = score(population);
-    stats_.score_seconds += std::chrono::duration<double>(Clock::now() - ts).count();
-    stats_.scored += static_cast<int>(population.size());
     std::vector<std::string> keys;
     keys.reserve(population.size());
     for (const auto& s : population) keys.push_back(state_key(s));
+    std::vector<State> unscored;
+    std::vector<size_t> unscored_at;
+    std::unordered_map<std::string, size_t> first_unscored;
+    for (size_t i = 0; i < population.size(); ++i) {
+      if (known_scores.count(keys[i]) || !first_unscored.emplace(keys[i], unscored.size()).second) continue;
+      unscored.push_back(population[i]);
+      unscored_at.push_back(i);
+    }
+    std::vector<float> fresh = unscored.empty() ? std::vector<float>{} : score(unscored);
+    for (size_t j = 0; j < unscored_at.size(); ++j) known_scores[keys[unscored_at[j]]] = fresh[j];
+    std::vector<float> scores(population.size());
+    for (size_t i = 0; i < population.size(); ++i) scores[i] = known_scores.at(keys[i]);
+    stats_.score_seconds += std::chrono::duration<double>(Clock::now() - ts).count();
+    stats_.scored += static_cast<int>(unscored.size());
+    stats_.population_total += static_cast<int>(population.size());
     keep_best(population, scores, keys);
     stats_.generations = gen;
     if (gen >= settings_.generations) break;

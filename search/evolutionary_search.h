@@ -27,7 +27,8 @@ std::string state_key(const State& s);
 
 struct EvolutionStats {
   int generations = 0;
-  int scored = 0;
+  int scored = 0;            // distinct states scored (lowered + model)
+  int population_total = 0;  // states over all generations, repeats included
   int mutations_tried = 0, mutations_ok = 0;
   int crossovers_tried = 0, crossovers_ok = 0;
   double seconds = 0, score_seconds = 0;

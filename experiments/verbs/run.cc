@@ -64,6 +64,7 @@ void compare_with_onednn(const Task& task, Measurer& measurer, const State& stat
 int run_verb(const Args& args) {
   std::string file;
   bool print_ir = false;
+  bool print_asm = false;
   TimingOptions timing;
   timing.repeat = 5;
   timing.min_repeat_ms = 100;
@@ -71,6 +72,7 @@ int run_verb(const Args& args) {
   int compare_rounds = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--print-ir") print_ir = true;
+    else if (args[i] == "--print-asm") print_asm = true;
     else if (args[i] == "--compare-onednn") compare_rounds = 3;
     else if (args[i] == "--rounds") compare_rounds = int_flag(args, i, "--rounds");
     else if (args[i] == "--repeat") timing.repeat = int_flag(args, i, "--repeat");
@@ -80,7 +82,7 @@ int run_verb(const Args& args) {
     else if (file.empty()) file = args[i];
     else throw LoomError("run takes one FILE.json");
   }
-  if (file.empty()) throw LoomError("usage: loom run FILE.json [--print-ir]");
+  if (file.empty()) throw LoomError("usage: loom run FILE.json [--print-ir] [--print-asm]");
 
   TaskFile tf = read_task_file(file);
   Task task = tf.task;
@@ -97,6 +99,13 @@ int run_verb(const Args& args) {
   std::printf("task: %s  target: %s  (%.3f GFLOP)\n", task.description().c_str(),
               task.target.to_string().c_str(), task.dag->flop_count() / 1e9);
   if (print_ir) std::printf("%s", to_string(f).c_str());
+  if (print_asm) {
+    // The same compilation the worker does, kept in-process for its text.
+    LLVMCompileOptions copts;
+    copts.num_threads = task.target.threads;
+    copts.dump_ir = true;
+    std::printf("%s", compile_llvm(f, copts)->asm_text().c_str());
+  }
 
   // The tuner's measurement path: a worker process builds (LLVM), checks
   // against the reference and times the schedule (measure/measurer.h).
