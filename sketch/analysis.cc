@@ -120,6 +120,34 @@ bool needs_multi_level_tiling(const State& s, int stage) {
   return false;
 }
 
+std::vector<int> packable_inputs(const State& s, int stage) {
+  std::vector<int> out;
+  const OpNode& op = *s.stage(stage).op;
+  if (op.is_placeholder || op.axes.empty()) return out;
+  const Var& innermost = op.axes.back();
+  if (innermost->extent <= 1) return out;
+  for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
+    const int t = s.stage_index(tensor);
+    if (t < 0 || accesses.size() != 1 || accesses[0].size() < 2) continue;
+    const Stage& ts = s.stage(t);
+    // Only tensors in main memory: not a cache stage, not an inlined one.
+    if (ts.scope != BufferScope::kGlobal || ts.compute_at == ComputeAtKind::kInlined) continue;
+    const std::vector<Expr>& indices = accesses[0];
+    // The last index is the innermost spatial axis: a packed tile is
+    // contiguous along the vectorized loop.
+    if (indices.back()->kind != ExprKind::kVar || indices.back()->var_id != innermost->var_id) continue;
+    std::set<int64_t> vars;
+    for (const Expr& idx : indices)
+      visit(idx, [&](const Expr& e) {
+        if (e->kind == ExprKind::kVar) vars.insert(e->var_id);
+      });
+    bool reused = false;
+    for (const Var& axis : op.axes) reused |= axis->extent > 1 && !vars.count(axis->var_id);
+    if (reused) out.push_back(t);
+  }
+  return out;
+}
+
 bool is_strictly_inlineable(const State& s, int stage) {
   const OpNode& op = *s.stage(stage).op;
   if (op.is_placeholder || !op.reduce_axes.empty()) return false;

@@ -23,6 +23,12 @@ bool is_tiled(const Stage& st);
 // plus a reduction. Those stages get multi-level tiling.
 bool needs_multi_level_tiling(const State& s, int stage);
 
+// Inputs worth packing into a local tile (stage indices): tensors in main
+// memory read once by the stage, reused across one of its spatial axes, and
+// indexed in their last dimension by the stage's innermost spatial axis (the
+// B of a matmul: rows 4 KB apart in memory become a compact panel).
+std::vector<int> packable_inputs(const State& s, int stage);
+
 // Element-wise/broadcast with every index an axis (plus a constant), axes in
 // order, no select and no expensive math call, no reduction: inlining it
 // duplicates no work. Conv padding (a select) and transposes do not qualify;

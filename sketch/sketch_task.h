@@ -31,6 +31,10 @@ struct SketchSettings {
   // sample() gives up after n * this many attempts (a tiny space may hold
   // fewer than n distinct programs).
   int max_attempts_per_state = 50;
+  // CPU: also derive sketches in which a reused input is packed into a local
+  // tile (sketch/rules/pack_reused_input.cc; not an Ansor rule). Off gives
+  // Ansor's sketch set exactly.
+  bool pack_reused_inputs = true;
 };
 
 struct SketchTask {

@@ -15,6 +15,8 @@ class AlwaysInlineRule : public SketchRule {
   RuleCondition condition(const SketchTask&, const State& s, int stage) const override {
     const Stage& st = s.stage(stage);
     if (st.op->is_placeholder || is_output(s, stage) || has_reduce_iter(st)) return RuleCondition::kSkip;
+    // A cache stage is a copy made on purpose (a packed input).
+    if (st.scope != BufferScope::kGlobal) return RuleCondition::kSkip;
     if (effective_consumers(s, stage).empty()) return RuleCondition::kSkip;
     return is_strictly_inlineable(s, stage) ? RuleCondition::kApplyAndSkipRest : RuleCondition::kSkip;
   }

@@ -12,5 +12,6 @@ SketchRulePtr make_multi_level_tiling_rule();
 SketchRulePtr make_multi_level_tiling_with_fusion_rule();
 SketchRulePtr make_add_cache_write_rule();
 SketchRulePtr make_add_rfactor_rule();
+SketchRulePtr make_pack_reused_input_rule();
 
 }  // namespace loom

@@ -14,8 +14,16 @@ namespace {
 
 using testing::sketch_task;
 
-size_t count_sketches(const std::string& workload, const nlohmann::json& params, int threads) {
-  return generate_sketches(sketch_task(workload, params, threads)).size();
+size_t count_sketches(const std::string& workload, const nlohmann::json& params, int threads,
+                      bool pack_reused_inputs = true) {
+  SketchTask task = sketch_task(workload, params, threads);
+  task.settings.pack_reused_inputs = pack_reused_inputs;
+  return generate_sketches(task).size();
+}
+
+// Ansor's rule set: Loom's input packing off.
+size_t count_ansor_sketches(const std::string& workload, const nlohmann::json& params, int threads) {
+  return count_sketches(workload, params, threads, false);
 }
 
 // Ansor's golden numbers (its CPU sketch-generation tests): 3 sketches for a
@@ -23,16 +31,16 @@ size_t count_sketches(const std::string& workload, const nlohmann::json& params,
 // for 8x8x512 (2 more with rfactor). rfactor needs the spatial extent (64)
 // to be at most 16 * cores, hence threads = 4 here.
 TEST(SketchCount, Matmul512HasThreeSketchesLikeAnsor) {
-  EXPECT_EQ(count_sketches("matmul", {{"M", 512}, {"N", 512}, {"K", 512}}, 4), 3u);
+  EXPECT_EQ(count_ansor_sketches("matmul", {{"M", 512}, {"N", 512}, {"K", 512}}, 4), 3u);
 }
 
 TEST(SketchCount, Matmul8x8x512HasFiveSketchesLikeAnsor) {
-  EXPECT_EQ(count_sketches("matmul", {{"M", 8}, {"N", 8}, {"K", 512}}, 4), 5u);
+  EXPECT_EQ(count_ansor_sketches("matmul", {{"M", 8}, {"N", 8}, {"K", 512}}, 4), 5u);
 }
 
 TEST(SketchCount, Matmul8x8x512OnOneThreadHasNoRfactorSketch) {
   // 64 spatial points are more than 16 * 1 thread can use: no rfactor.
-  EXPECT_EQ(count_sketches("matmul", {{"M", 8}, {"N", 8}, {"K", 512}}, 1), 3u);
+  EXPECT_EQ(count_ansor_sketches("matmul", {{"M", 8}, {"N", 8}, {"K", 512}}, 1), 3u);
 }
 
 // What Loom gets for every registry workload with its default parameters,
@@ -41,14 +49,17 @@ TEST(SketchCount, Matmul8x8x512OnOneThreadHasNoRfactorSketch) {
 // element-wise consumer at 2 levels + plain tiling); padding, transposes and
 // exp stages are not strictly inlineable so they add no alternatives; every
 // plain reduction with a long reduce axis gets 3 (2 rfactor + as is), so
-// softmax (two of them) gets 9 and norm 3.
+// softmax (two of them) gets 9 and norm 3. Input packing adds the packed
+// variant of both fused sketches where an input's last index is the
+// innermost spatial axis and it is reused: the B of matmul and batch
+// matmul, TBG's value_T, the capsule conv's kernel.
 TEST(SketchCount, EveryRegistryWorkloadWithDefaultParams) {
   const std::map<std::string, size_t> expected = {
-      {"batch_matmul", 3}, {"capsule_conv2d", 3}, {"conv1d", 3},
+      {"batch_matmul", 5}, {"capsule_conv2d", 5}, {"conv1d", 3},
       {"conv2d", 3},       {"conv2d_bias_relu", 3}, {"conv3d", 3},
       {"dense_bias_relu", 3}, {"depthwise_conv2d", 3}, {"dilated_conv2d", 3},
-      {"group_conv2d", 3}, {"matmul", 3},           {"norm", 3},
-      {"softmax", 9},      {"tbg", 3},              {"transposed_conv2d", 3},
+      {"group_conv2d", 3}, {"matmul", 5},           {"norm", 3},
+      {"softmax", 9},      {"tbg", 5},              {"transposed_conv2d", 3},
   };
   for (const auto& w : workload_registry()) {
     auto it = expected.find(w.name);
@@ -59,7 +70,9 @@ TEST(SketchCount, EveryRegistryWorkloadWithDefaultParams) {
 }
 
 TEST(SketchRules, MatmulSketchesAreTilingAndCacheWriteFusedAtTwoLevels) {
-  auto sketches = generate_sketches(sketch_task("matmul", {{"M", 64}, {"N", 64}, {"K", 64}}));
+  SketchTask task = sketch_task("matmul", {{"M", 64}, {"N", 64}, {"K", 64}});
+  task.settings.pack_reused_inputs = false;
+  auto sketches = generate_sketches(task);
   ASSERT_EQ(sketches.size(), 3u);
   int with_cache = 0, plain = 0;
   for (const State& s : sketches) {
@@ -81,6 +94,37 @@ TEST(SketchRules, MatmulSketchesAreTilingAndCacheWriteFusedAtTwoLevels) {
   }
   EXPECT_EQ(plain, 1);
   EXPECT_EQ(with_cache, 2);
+}
+
+TEST(SketchRules, PackingAddsAPackedVariantOfEachFusedMatmulSketch) {
+  auto sketches = generate_sketches(sketch_task("matmul", {{"M", 64}, {"N", 64}, {"K", 64}}));
+  ASSERT_EQ(sketches.size(), 5u);
+  int packed = 0;
+  for (const State& s : sketches) {
+    const int b_local = s.stage_index("B_local");
+    if (b_local < 0) continue;
+    ++packed;
+    EXPECT_EQ(s.stage_index("A_local"), -1) << "A's last index is the reduce axis: not packed";
+    const Stage& b = s.stage(b_local);
+    EXPECT_EQ(b.scope, BufferScope::kLocal);
+    EXPECT_NE(b.compute_at, ComputeAtKind::kInlined) << "a packing copy is not always-inlined";
+    // The packed panel is read by the tiled cache-write stage.
+    EXPECT_GE(s.stage_index("C_local"), 0);
+    EXPECT_TRUE(sketch_analysis::is_tiled(s.stage(s.stage_index("C_local"))));
+  }
+  EXPECT_EQ(packed, 2);
+}
+
+TEST(SketchRules, OnlyAReusedInputIndexedByTheInnermostAxisIsPackable) {
+  State mm = State::initial(std::make_shared<const ComputeDAG>(
+      make_workload("matmul", {{"M", 64}, {"N", 64}, {"K", 64}})));
+  std::vector<int> inputs = sketch_analysis::packable_inputs(mm, mm.stage_index("C"));
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(mm.stage(inputs[0]).name(), "B");
+  // dense reads W[j, k]: the last index is the reduce axis, nothing to pack.
+  State dense = State::initial(std::make_shared<const ComputeDAG>(
+      make_workload("dense_bias_relu", {{"M", 16}, {"N", 32}, {"K", 8}})));
+  EXPECT_TRUE(sketch_analysis::packable_inputs(dense, dense.stage_index("dense")).empty());
 }
 
 TEST(SketchRules, ElementwiseConsumerIsFusedAndBiasReluIsNotInlinedWhenOutput) {
@@ -122,6 +166,7 @@ TEST(SketchRules, StrictlyInlineableIntermediateStageIsInlinedInEverySketch) {
   Tensor R = compute({16, 32}, [&](Var i, Var j) { return max(D(i, j), Expr(0.0f)); }, "relu");
   SketchTask task;
   task.dag = std::make_shared<const ComputeDAG>(ComputeDAG({A, B, bias}, {R}));
+  task.settings.pack_reused_inputs = false;
   auto sketches = generate_sketches(task);
   ASSERT_EQ(sketches.size(), 3u);
   int fused_into_relu = 0;
