@@ -65,6 +65,8 @@ struct ReorderStep : Step {
 };
 
 // ["AN", stage, iter, "parallel" | "vectorize" | "unroll" | "vthread" | "blockIdx.x" ...]
+// A reduce iterator takes only unroll, vectorize, or threadIdx.x (a GPU
+// cross-thread reduction).
 struct AnnotationStep : Step {
   int stage = 0, iter = 0;
   IterAnnotation annotation = IterAnnotation::kNone;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "codegen/c_source.h"
+#include "codegen/cuda/cross_thread_reduction.h"
 #include "ir/error.h"
 #include "ir/simplify.h"
 
@@ -104,10 +106,14 @@ class KernelEmitter {
       head << (i ? ", " : "") << "float* __restrict__ " << buffer_name(params[i]);
     head << ") {\n";
     indent_ = 1;
-    for (const auto& [buf, n] : shared_) {
-      line("__shared__ __align__(16) float " + buffer_name(buf) + "[" + std::to_string(n) + "];");
-    }
     stmt(s);
+    for (const auto& [buf, n] : shared_)
+      head << "  __shared__ __align__(16) float " << buffer_name(buf) << "[" << n << "];\n";
+    if (uses_allreduce_) {
+      head << "  __shared__ float " << kCudaAllreduceBuffer << "[" << kCudaAllreduceBufferFloats << "];\n";
+      info->shared_bytes += 4 * kCudaAllreduceBufferFloats;
+      check_shared_limit(*info);
+    }
     head << out_.str() << "}\n";
     return head.str();
   }
@@ -147,8 +153,12 @@ class KernelEmitter {
     if (info->threads() > opts_.max_threads_per_block)
       throw LoomError("CUDA backend: " + std::to_string(info->threads()) + " threads per block (limit " +
                       std::to_string(opts_.max_threads_per_block) + ")");
-    if (info->shared_bytes > opts_.max_shared_bytes_per_block)
-      throw LoomError("CUDA backend: " + std::to_string(info->shared_bytes) +
+    check_shared_limit(*info);
+  }
+
+  void check_shared_limit(const CudaKernelInfo& info) const {
+    if (info.shared_bytes > opts_.max_shared_bytes_per_block)
+      throw LoomError("CUDA backend: " + std::to_string(info.shared_bytes) +
                       " bytes of shared memory per block (limit " +
                       std::to_string(opts_.max_shared_bytes_per_block) + ")");
   }
@@ -226,6 +236,7 @@ class KernelEmitter {
         }
         line("{");
         ++indent_;
+        local_alloc_depth_[b.name] = bound_parallel_vars_.size();
         line("float " + buffer_name(b.name) + "[" + std::to_string(std::max<int64_t>(b.size(), 1)) +
              "] __attribute__((aligned(16)));");
         stmt(s->body.empty() ? nullptr : s->body[0]);
@@ -243,6 +254,13 @@ class KernelEmitter {
     const auto& c = s->body;
     size_t k = 0;
     while (k < c.size()) {
+      if (k + 1 < c.size()) {
+        if (auto r = match_cross_thread_reduction(c[k], c[k + 1])) {
+          cross_thread_reduction(*r, c[k + 1]);
+          k += 2;
+          continue;
+        }
+      }
       if (!writes_shared(c[k])) {
         stmt(c[k++]);
         continue;
@@ -255,24 +273,89 @@ class KernelEmitter {
 
   void store(const Stmt& s) {
     const Buffer& b = buffers_.at(s->buffer);
+    if (red_) {  // inside a cross-thread reduction's loop: the thread's register
+      if (s->buffer != red_->r.buffer) throw LoomError("CUDA backend: unexpected store in a cross-thread reduction");
+      line(red_->name + " = " + expr(accumulate_into(red_->r, s->value, red_->acc)) + ";");
+      return;
+    }
+    const bool in_threads = thread_bound_[0] || thread_bound_[1] || thread_bound_[2];
+    bool thread0 = false;
     if (b.scope == BufferScope::kGlobal) {
-      // Every block/thread must own its global stores.
-      for (int d = 0; d < 3; ++d)
-        if ((block_used_[d] && !block_bound_[d]) || (thread_used_[d] && !thread_bound_[d]))
+      // Every block must own its global stores; so must every thread,
+      // except that a store outside all thread loops of a value every
+      // thread holds (a cross-thread reduction's result, a fused consumer
+      // of it) is done once, by thread 0.
+      for (int d = 0; d < 3; ++d) {
+        const bool thread_missing = thread_used_[d] && !thread_bound_[d];
+        if ((block_used_[d] && !block_bound_[d]) || (thread_missing && (in_threads || !uniform(s->value))))
           throw LoomError("CUDA backend: store to " + b.name +
                           " outside a loop bound to a block/thread index of its kernel");
+        thread0 |= thread_missing;
+      }
     }
-    if (b.scope != BufferScope::kLocal && loads_buffer(s->value, s->buffer)) {
-      // An accumulation into memory other threads see: every enclosing
-      // bound loop must select a different element.
-      for (const auto& [id, name] : bound_parallel_vars_) {
+    if (loads_buffer(s->value, s->buffer)) {
+      // An accumulation into memory other threads see (for a local buffer:
+      // allocated outside a thread loop, so shared by its iterations in the
+      // serial nest): every such enclosing bound loop must select a
+      // different element. Cross-thread reductions are matched in seq().
+      auto depth = local_alloc_depth_.find(b.name);
+      const size_t from = b.scope == BufferScope::kLocal && depth != local_alloc_depth_.end() ? depth->second : 0;
+      for (size_t k = from; k < bound_parallel_vars_.size(); ++k) {
+        const auto& [id, name] = bound_parallel_vars_[k];
         std::set<int64_t> one = {id};
         if (!expr_uses_any(s->index, one))
           throw LoomError("CUDA backend: accumulation into " + b.name + " races across " + name +
-                          " (cross-thread reduction is not supported)");
+                          " (not a cross-thread reduction this backend recognises)");
       }
     }
-    line(buffer_name(s->buffer) + "[" + expr(s->index) + "] = " + expr(s->value) + ";");
+    if (b.scope == BufferScope::kLocal && in_threads) per_thread_locals_.insert(b.name);
+    line(std::string(thread0 ? "if (" + thread_zero() + ") " : "") + buffer_name(s->buffer) + "[" +
+         expr(s->index) + "] = " + expr(s->value) + ";");
+  }
+
+  // A value outside every thread loop is the same in all threads unless it
+  // reads a local buffer some thread loop wrote (per-thread data).
+  bool uniform(const Expr& e) const {
+    bool ok = true;
+    visit(e, [&](const Expr& x) { ok &= !(x->kind == ExprKind::kLoad && per_thread_locals_.count(x->name)); });
+    return ok;
+  }
+
+  std::string thread_zero() const {
+    std::string c;
+    for (int d = 0; d < 3; ++d)
+      if (thread_used_[d]) c += std::string(c.empty() ? "" : " && ") + "threadIdx." + kDimName[d] + " == 0";
+    return c;
+  }
+
+  // See cross_thread_reduction.h: a register per thread, the loop's stores
+  // redirected to it, a block allreduce, the result stored as B[I].
+  void cross_thread_reduction(const CrossThreadReduction& r, const Stmt& loop_stmt) {
+    const Buffer& b = buffers_.at(r.buffer);
+    if (b.scope == BufferScope::kShared)
+      throw LoomError("CUDA backend: cross-thread reduction into shared buffer " + b.name);
+    if (cur_->block[1] != 1 || cur_->block[2] != 1)
+      throw LoomError("CUDA backend: cross-thread reduction in a kernel with a 2-D or 3-D block");
+    if (thread_bound_[0] || thread_bound_[1] || thread_bound_[2])
+      throw LoomError("CUDA backend: cross-thread reduction inside a thread loop");
+    line("{");
+    ++indent_;
+    const std::string name = unique("red_" + sanitize_c_identifier(r.buffer));
+    Var acc = make_var(name);
+    var_names_[acc->var_id] = name;
+    bound_.insert(acc->var_id);
+    line("float " + name + " = " + expr(r.identity) + ";");
+    red_ = ActiveReduction{r, acc, name};
+    loop(loop_stmt);
+    red_.reset();
+    if (divergent_ > 0)  // the allreduce has barriers: every thread must reach it
+      throw LoomError("CUDA backend: cross-thread reduction inside a thread-dependent branch");
+    line(name + " = " + cuda_allreduce_function(r.kind) + "(" + name + ", " + kCudaAllreduceBuffer + ");");
+    uses_allreduce_ = true;
+    store(make_store(r.buffer, r.index, acc));
+    bound_.erase(acc->var_id);
+    --indent_;
+    line("}");
   }
 
   void loop(const Stmt& s) {
@@ -376,7 +459,7 @@ class KernelEmitter {
   std::unordered_map<int64_t, std::string> var_names_;
   std::map<std::string, std::string> buf_names_;
   std::set<std::string> used_names_ = {"loom_idx", "int64_t", "threadIdx", "blockIdx", "blockDim",
-                                       "gridDim", "float4", "float2", "expf", "logf", "sqrtf",
+                                       "gridDim", "float4", "float2", kCudaAllreduceBuffer, "expf", "logf", "sqrtf",
                                        "tanhf", "erff", "fabsf", "powf", "floorf"};
   std::set<int64_t> bound_;
   std::set<int64_t> thread_vars_;
@@ -386,13 +469,25 @@ class KernelEmitter {
   bool block_bound_[3] = {false, false, false}, thread_bound_[3] = {false, false, false};
   int divergent_ = 0;
   int64_t unroll_budget_ = 0;
+  struct ActiveReduction {
+    CrossThreadReduction r;
+    Var acc;
+    std::string name;
+  };
+  std::optional<ActiveReduction> red_;
+  bool uses_allreduce_ = false;
+  std::map<std::string, size_t> local_alloc_depth_;  // bound loops around a local allocation
+  std::set<std::string> per_thread_locals_;          // local buffers written inside thread loops
   std::ostringstream out_;
   int indent_ = 0;
 };
 
 }  // namespace
 
-const char* cuda_prelude() { return kPrelude; }
+const char* cuda_prelude() {
+  static const std::string prelude = std::string(kPrelude) + cuda_allreduce_helpers();
+  return prelude.c_str();
+}
 
 std::vector<std::string> CudaModuleSource::param_names() const {
   std::vector<std::string> out;
@@ -410,9 +505,11 @@ CudaModuleSource emit_cuda_source(const LoweredFunc& f, const CudaSourceOptions&
   for (const auto& [name, b] : buffers)
     if (b.size() >= (int64_t{1} << 31))
       throw LoomError("CUDA backend: buffer " + name + " has 2^31 elements or more (32-bit indices)");
-  // Root temps: the allocations wrapping the body.
+  // Root temps: the global allocations wrapping the body (a local one there
+  // belongs to a stage attached at a root loop of extent 1, which lowering
+  // drops: it stays a per-thread array inside the kernel).
   Stmt body = f.body;
-  while (body && body->kind == StmtKind::kAllocate) {
+  while (body && body->kind == StmtKind::kAllocate && buffers.at(body->buffer).scope == BufferScope::kGlobal) {
     Buffer b = buffers.at(body->buffer);
     b.scope = BufferScope::kGlobal;
     buffers[b.name] = b;
@@ -420,8 +517,22 @@ CudaModuleSource emit_cuda_source(const LoweredFunc& f, const CudaSourceOptions&
     body = body->body.empty() ? nullptr : body->body[0];
   }
   std::vector<Stmt> parts;
-  if (body && body->kind == StmtKind::kSeq) parts = body->body;
-  else if (body) parts.push_back(body);
+  if (body && body->kind == StmtKind::kSeq) {
+    // A root reduction with no loop left above its reduce loops (scalar
+    // output) has its init at the top level: a cross-thread one keeps it
+    // in the loop's kernel.
+    const auto& c = body->body;
+    for (size_t k = 0; k < c.size(); ++k) {
+      if (k + 1 < c.size() && match_cross_thread_reduction(c[k], c[k + 1])) {
+        parts.push_back(make_seq({c[k], c[k + 1]}));
+        ++k;
+      } else {
+        parts.push_back(c[k]);
+      }
+    }
+  } else if (body) {
+    parts.push_back(body);
+  }
   const std::vector<std::string> params = m.param_names();
   std::ostringstream src;
   src << "// Generated by Loom (CUDA backend): " << f.name << "\n";
@@ -434,7 +545,7 @@ CudaModuleSource emit_cuda_source(const LoweredFunc& f, const CudaSourceOptions&
     m.kernels.push_back(info);
   }
   m.code = src.str();
-  m.source = std::string(kPrelude) + "\n" + m.code;
+  m.source = std::string(cuda_prelude()) + "\n" + m.code;
   return m;
 }
 

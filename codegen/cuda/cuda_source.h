@@ -27,10 +27,17 @@
 //    a load, both stride 1 in the loop and provably aligned; otherwise a
 //    loop with `#pragma unroll`. Unrolled loops and auto-unroll pragmas give
 //    `#pragma unroll`.
+//  - Cross-thread reductions (a reduce loop bound to threadIdx.x): a
+//    register per thread, a block allreduce, one store of the result
+//    (codegen/cuda/cross_thread_reduction.h). A global store outside every
+//    thread loop of a kernel with threads is done by thread 0 when its value
+//    is the same in all threads (it reads no local buffer a thread loop
+//    wrote); otherwise it is an error.
 //  - Index arithmetic is 32-bit (`loom_idx`, every buffer must have fewer
 //    than 2^31 elements).
 // Schedules the GPU cannot run correctly (a global store outside some
-// bound loop of its kernel, an accumulation racing across threads, too many
+// bound loop of its kernel, an accumulation racing across threads that is
+// not a recognised cross-thread reduction, too many
 // threads, too much shared memory) throw LoomError: an invalid schedule.
 #pragma once
 

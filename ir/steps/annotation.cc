@@ -9,8 +9,12 @@ void AnnotationStep::apply(StateNode& n) const {
   Stage& st = stage_at(n, stage);
   int id = leaf_at(st, iter);
   Iterator& it = st.iters[id];
+  // A parallel or block-bound reduce loop would race on the accumulator;
+  // threadIdx.x is the GPU's cross-thread reduction, which the CUDA backend
+  // emits as a block allreduce (codegen/cuda/cross_thread_reduction.h).
   if (it.kind == IterKind::kReduce && annotation != IterAnnotation::kNone &&
-      annotation != IterAnnotation::kUnroll && annotation != IterAnnotation::kVectorize)
+      annotation != IterAnnotation::kUnroll && annotation != IterAnnotation::kVectorize &&
+      annotation != IterAnnotation::kThreadX)
     throw LoomError("cannot annotate reduce iterator " + it.name + " as " + annotation_name(annotation));
   it.annotation = annotation;
 }

@@ -2,8 +2,11 @@
 // the same split (the implicit outermost level included), keeping the
 // product of the lengths within the extent and the innermost length within
 // max_innermost_split_factor. Follow-splits replay with the new lengths.
+// A cross-thread reduction's thread-count split (sketch/gpu) is not a tile:
+// its inner length may reach the 1024 threads of a block instead.
 #include "ir/steps.h"
 #include "search/mutation_rule.h"
+#include "sketch/gpu/gpu_rules.h"
 
 namespace loom {
 namespace {
@@ -46,7 +49,9 @@ class TileSizeMutation : public MutationRule {
       int64_t new_prod = 1;
       for (int64_t l : lengths) new_prod *= l;
       if (new_prod > sp.extent) continue;
-      if (lengths.back() > ctx.task.settings.max_innermost_split_factor) continue;
+      const int64_t max_inner = is_cross_thread_split(s.steps(), idx) ? GpuLimits().max_threads_per_block
+                                                                       : ctx.task.settings.max_innermost_split_factor;
+      if (lengths.back() > max_inner) continue;
       if (lengths == sp.lengths) continue;
       auto mutated = std::make_shared<SplitStep>(sp);
       mutated->lengths = lengths;

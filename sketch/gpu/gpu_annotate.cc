@@ -38,17 +38,30 @@ Usage usage_of(const LoweredFunc& f) {
   return u;
 }
 
-// One random filling of every SP step: a vector length in {1, 2, 4} for the
-// cooperative-fetch vector split (an SP followed by an FFSP on the same
-// stage), divisor-based schemes for the rest.
-State fill_once(const State& sketch, AnnotationContext& ctx) {
+// A cross-thread reduction's thread count: a power of two from {32, ...,
+// 1024} within the block limit and not above the reduce extent (idle
+// threads only add barrier work); 32 when the extent is smaller.
+int64_t cross_thread_count(int64_t reduce_extent, AnnotationContext& ctx, const GpuLimits& limits) {
+  std::vector<int64_t> options;
+  for (int64_t t = 32; t <= 1024; t *= 2)
+    if (t <= limits.max_threads_per_block && (t <= reduce_extent || options.empty())) options.push_back(t);
+  return options[random_below(ctx.rng, options.size())];
+}
+
+// One random filling of every SP step: the thread count of a cross-thread
+// reduction, a vector length in {1, 2, 4} for the cooperative-fetch vector
+// split (an SP followed by an FFSP on the same stage), divisor-based
+// schemes for the rest.
+State fill_once(const State& sketch, AnnotationContext& ctx, const GpuLimits& limits) {
   std::vector<StepPtr> steps = sketch.steps();
   for (size_t i = 0; i < steps.size(); ++i) {
     auto* sp = dynamic_cast<const SplitStep*>(steps[i].get());
     if (!sp) continue;
     auto filled = std::make_shared<SplitStep>(*sp);
     auto* next = i + 1 < steps.size() ? dynamic_cast<const FollowFusedSplitStep*>(steps[i + 1].get()) : nullptr;
-    if (next && next->stage == sp->stage && sp->lengths.size() == 1) {
+    if (is_cross_thread_split(steps, i)) {
+      filled->lengths = {std::min(sp->extent, cross_thread_count(sp->extent, ctx, limits))};
+    } else if (next && next->stage == sp->stage && sp->lengths.size() == 1) {
       static const int64_t kVec[] = {1, 2, 4};
       int64_t v = kVec[random_below(ctx.rng, 3)];
       while (v > 1 && sp->extent % v != 0) v /= 2;
@@ -99,7 +112,7 @@ State bind_root_stages(State s, AnnotationContext& ctx, const GpuLimits& limits)
       extent *= it.extent;
       ++n;
     }
-    if (n == 0 || extent <= 1) continue;  // a scalar: one thread (no cross-thread reduction)
+    if (n == 0 || extent <= 1) continue;  // a scalar: one thread (cross_thread_reduction.cc is the alternative)
     const int stage = static_cast<int>(i);
     if (n > 1) {
       std::vector<int> span;
@@ -146,7 +159,7 @@ State gpu_random_annotate(const State& sketch, AnnotationContext& ctx, const Gpu
     try {
       // Tile sizes may not fit (a follow split longer than the fetched
       // extent) or not lower: draw again.
-      s = fill_once(sketch, ctx);
+      s = fill_once(sketch, ctx, limits);
       s = place_free_stages(s);
       s = bind_root_stages(s, ctx, limits);
       u = usage_of(lower(s));

@@ -10,6 +10,11 @@
 namespace loom {
 
 SketchRulePtr make_gpu_multi_level_tiling_rule();
+SketchRulePtr make_gpu_cross_thread_reduction_rule();  // cross_thread_reduction.cc
+// steps[i] is the thread-count split of a cross-thread reduction (an SP
+// with one length directly followed by binding its inner loop to
+// threadIdx.x): the GPU annotation fills it with a thread count.
+bool is_cross_thread_split(const std::vector<StepPtr>& steps, size_t i);
 std::vector<SketchRulePtr> gpu_sketch_rules();
 
 // GPU target limits the annotation respects (H100/H200 class, sm_90).
@@ -21,7 +26,8 @@ struct GpuLimits {
 };
 
 // Fills a GPU sketch: tile sizes within the limits (resampled until the
-// thread count, vthread count, register tile and shared memory fit),
+// thread count, vthread count, register tile and shared memory fit), the
+// thread counts of cross-thread reductions,
 // vector lengths of cooperative fetches, compute locations of free stages
 // (inlined, else at root), blockIdx/threadIdx binding of the root stages
 // not yet bound, and the auto-unroll pragma.

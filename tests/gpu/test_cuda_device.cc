@@ -54,6 +54,32 @@ TEST(CudaDevice, SuiteWorkloadsMatchTheReference) {
   }
 }
 
+// Cross-thread reductions (block allreduce): sum, max and min, fused with
+// their consumer or not, thread counts from the annotation and odd ones (a
+// partial last warp, fewer threads than a warp).
+TEST(CudaDevice, CrossThreadReductionsMatchTheReference) {
+  REQUIRE_DEVICE(dev);
+  const std::vector<std::pair<std::string, nlohmann::json>> cases = {
+      {"norm", {{"M", 37}, {"N", 53}}},          {"norm", {{"M", 1024}, {"N", 1024}}},
+      {"softmax", {{"M", 5}, {"N", 300}}},        {"softmax", {{"M", 64}, {"N", 1000}}},
+      {"matmul", {{"M", 4}, {"N", 4}, {"K", 4096}}}, {"dense_bias_relu", {{"M", 2}, {"N", 8}, {"K", 4096}}},
+  };
+  const int n = testing::long_tests() ? 12 : 4;
+  for (const auto& [w, params] : cases) {
+    auto states = testing::cross_thread_states(w, params, n, 13);
+    EXPECT_FALSE(states.empty()) << w;
+    for (const State& s : states)
+      EXPECT_EQ(run_on_device(*dev, s, 3), "") << w << " " << params.dump() << ": " << s.steps_json().dump();
+    if (states.empty()) continue;
+    for (int64_t t : {100, 1000, 7}) {
+      State odd = testing::with_thread_count(states[0], t);
+      EXPECT_EQ(run_on_device(*dev, odd, 4), "") << w << " " << t << " threads: " << odd.steps_json().dump();
+    }
+  }
+  for (const State& s : testing::cross_thread_states(testing::min_reduce_task(6, 500), n, 13))
+    EXPECT_EQ(run_on_device(*dev, s, 3), "") << "min: " << s.steps_json().dump();
+}
+
 TEST(CudaDevice, FullSizeMatmulMatchesTheReference) {
   REQUIRE_DEVICE(dev);
   for (const State& s : testing::gpu_states("matmul", {{"M", 256}, {"N", 256}, {"K", 256}}, 8, 7))
