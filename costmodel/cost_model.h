@@ -75,6 +75,10 @@ class CostModel {
   // Loads a file saved by a model of the same kind (load_cost_model picks the kind).
   void load(const std::string& path);
 
+  // What the last fit did (e.g. "42 boosting rounds kept of 92, validation
+  // pairwise 0.81"), for tools and the tuner's log; empty before any fit.
+  const std::string& last_fit_summary() const { return last_fit_summary_; }
+
   virtual std::string name() const = 0;           // "mlp" | "xgb" | "random"
   virtual nlohmann::json settings_json() const = 0;  // every effective setting
   size_t num_records() const { return data_.size(); }
@@ -82,6 +86,7 @@ class CostModel {
   FeatureOptions& feature_options() { return feature_options_; }
 
  protected:
+  std::string last_fit_summary_;
   virtual std::string serialize() const = 0;
   virtual void deserialize(const std::string& payload) = 0;
 

@@ -131,4 +131,19 @@ void split_indices(size_t n, double valid_fraction, uint64_t seed, std::vector<s
   std::sort(train->begin(), train->end());
 }
 
+void stable_split(const std::vector<size_t>& items, double valid_fraction, uint64_t seed,
+                  std::vector<size_t>* train, std::vector<size_t>* valid) {
+  train->clear();
+  valid->clear();
+  for (size_t item : items) {
+    // splitmix64 of the position: uniform, and independent of the others.
+    uint64_t z = static_cast<uint64_t>(item) + seed * 0x9e3779b97f4a7c15ULL + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+    (u < valid_fraction ? valid : train)->push_back(item);
+  }
+}
+
 }  // namespace loom

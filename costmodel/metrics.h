@@ -33,4 +33,12 @@ double pairwise_accuracy(const std::vector<float>& scores, const std::vector<flo
 void split_indices(size_t n, double valid_fraction, uint64_t seed, std::vector<size_t>* train,
                    std::vector<size_t>* valid);
 
+// Split of `items` (program positions in a growing training set) into train
+// / validation by a hash of each position: a program keeps its side across
+// fits as records are appended. Online training warm-starts the MLP, so a
+// fresh random split would validate on programs the model was trained on
+// in an earlier fit — and early stopping would keep the old weights.
+void stable_split(const std::vector<size_t>& items, double valid_fraction, uint64_t seed,
+                  std::vector<size_t>* train, std::vector<size_t>* valid);
+
 }  // namespace loom

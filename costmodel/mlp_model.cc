@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -143,11 +144,9 @@ class MlpModel : public CostModel {
     if (!standardized_) standardize(programs, usable);
 
     // Hold out programs for early stopping (only when there are enough).
-    std::vector<size_t> tr_pos, va_pos, train, valid;
-    double vf = usable.size() >= 20 ? s_.valid_fraction : 0.0;
-    split_indices(usable.size(), vf, rng_(), &tr_pos, &va_pos);
-    for (size_t p : tr_pos) train.push_back(usable[p]);
-    for (size_t p : va_pos) valid.push_back(usable[p]);
+    std::vector<size_t> train, valid;
+    stable_split(usable, usable.size() >= 20 ? s_.valid_fraction : 0.0, static_cast<uint64_t>(s_.seed), &train,
+                 &valid);
     Packed vpack = pack(programs, valid);
     std::vector<float> vlabels, vscores;
     std::vector<int> vgroups;
@@ -162,8 +161,11 @@ class MlpModel : public CostModel {
       best_acc = valid_accuracy(vpack, vlabels, vgroups);
       best = snapshot();
     }
+    const double initial_acc = best_acc;
+    int best_epoch = 0, epochs = 0;
     const size_t bs = static_cast<size_t>(s_.batch_programs);
     for (int epoch = 0; epoch < s_.max_epochs && elapsed() < s_.max_train_seconds; ++epoch) {
+      epochs = epoch + 1;
       net_->train();
       std::shuffle(train.begin(), train.end(), rng_);
       for (size_t b = 0; b < train.size() && elapsed() < s_.max_train_seconds; b += bs) {
@@ -188,12 +190,18 @@ class MlpModel : public CostModel {
       if (valid.empty()) continue;
       double acc = valid_accuracy(vpack, vlabels, vgroups);
       if (acc > best_acc + 1e-6) {
-        best_acc = acc, best = snapshot(), since_best = 0;
+        best_acc = acc, best = snapshot(), since_best = 0, best_epoch = epoch + 1;
       } else if (++since_best >= s_.patience) {
         break;
       }
     }
     if (!best.empty()) restore(best);
+    char summary[200];
+    std::snprintf(summary, sizeof summary,
+                  "%d epochs, weights of epoch %d kept, validation pairwise %.3f -> %.3f (%zu train, %zu "
+                  "validation programs, %.1f s)",
+                  epochs, best_epoch, initial_acc, best_acc, train.size(), valid.size(), elapsed());
+    last_fit_summary_ = summary;
     net_->eval();
   }
 

@@ -17,7 +17,9 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
                                                   RecordLoadStats* stats, CostStatistic statistic) {
   RecordLoadStats st;
   std::vector<TrainingRecord> out;
+  std::vector<std::vector<double>> timings;  // per program: every timed repeat of every measurement
   std::map<std::string, std::shared_ptr<const Task>> tasks;  // one DAG per task key
+  std::map<std::string, size_t> program_at;                  // task key + steps -> position in out
   for (const auto& path : paths) {
     LoadReport report;
     std::vector<MeasureRecord> records = load_records(path, &report, /*warn=*/false);
@@ -26,6 +28,16 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
     if (st.first_problem.empty() && !report.warnings.empty()) st.first_problem = report.warnings[0];
     for (auto& rec : records) {
       std::string key = rec.task.key();
+      ++st.records;
+      // The same program measured again (another log, a re-collection):
+      // one program whose cost pools all its timings.
+      auto [where, fresh] = program_at.emplace(key + "\n" + rec.steps.dump(), out.size());
+      if (!fresh) {
+        ++st.merged;
+        if (rec.result.ok()) timings[where->second].insert(timings[where->second].end(),
+                                                           rec.result.costs_s.begin(), rec.result.costs_s.end());
+        continue;
+      }
       auto it = tasks.find(key);
       if (it == tasks.end()) it = tasks.emplace(key, std::make_shared<const Task>(rec.task)).first;
       TrainingRecord r;
@@ -34,17 +46,26 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
         r.state = State::from_json(r.task->dag, rec.steps);
       } catch (const std::exception& e) {
         ++st.skipped;
+        --st.records;
+        program_at.erase(where);
         if (st.first_problem.empty()) st.first_problem = path + ": steps do not replay: " + e.what();
         continue;
       }
-      if (rec.result.ok())
-        r.cost_s = statistic == CostStatistic::kMedian
-                       ? rec.result.median_s()
-                       : *std::min_element(rec.result.costs_s.begin(), rec.result.costs_s.end());
-      else ++st.failed;
       out.push_back(std::move(r));
-      ++st.records;
+      timings.emplace_back();
+      if (rec.result.ok()) timings.back() = rec.result.costs_s;
     }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::vector<double>& t = timings[i];
+    if (t.empty()) {
+      ++st.failed;  // cost stays +inf
+      continue;
+    }
+    std::sort(t.begin(), t.end());
+    const size_t n = t.size();
+    out[i].cost_s = statistic == CostStatistic::kMin ? t.front()
+                    : n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
   }
   if (stats) *stats = st;
   return out;

@@ -4,7 +4,11 @@
 // on Loom's own logs the median ranked better). Records with an error are
 // kept with cost +inf (they train as "slowest" and are left out of ranking
 // metrics). Malformed or truncated lines, and records whose steps do not
-// replay, are skipped and counted.
+// replay, are skipped and counted. Records of the same program (same task,
+// same steps — e.g. a re-collection with the same seed, or several logs) are
+// one training program whose cost is the statistic over all their timings:
+// repeats make labels less noisy, and a program never lands on both sides
+// of a held-out split.
 #pragma once
 
 #include <string>
@@ -16,6 +20,7 @@ namespace loom {
 
 struct RecordLoadStats {
   size_t lines = 0, records = 0, failed = 0, skipped = 0;
+  size_t merged = 0;  // records of a program already read (their timings pooled)
   std::string first_problem;  // "FILE:LINE: why" of the first skipped line
 };
 

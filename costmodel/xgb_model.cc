@@ -13,13 +13,15 @@
 //     Ansor's pack-sum regression does.
 // base_score is 0 so a program's score does not grow with its row count.
 // Every fit starts from scratch (trees cannot be warm-started meaningfully when
-// labels are renormalized), with early stopping on the pairwise accuracy of a
-// held-out fraction of the programs (the model is cut back to the best round)
-// and a wall-clock bound.
+// labels are renormalized) and runs max_rounds boosting rounds within a
+// wall-clock bound; with valid_fraction > 0 it stops early on the pairwise
+// accuracy of a held-out share of the programs (a fixed share: see
+// stable_split) and is cut back to the best round.
 #include <xgboost/c_api.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -119,10 +121,9 @@ class XgbModel : public CostModel {
     for (size_t i = 0; i < programs.size(); ++i)
       if (programs[i].valid && programs[i].num_stmts > 0) usable.push_back(i);
     if (usable.size() < 2) return;
-    std::vector<size_t> tr_pos, va_pos, train, valid;
-    split_indices(usable.size(), usable.size() >= 20 ? s_.valid_fraction : 0.0, rng_(), &tr_pos, &va_pos);
-    for (size_t p : tr_pos) train.push_back(usable[p]);
-    for (size_t p : va_pos) valid.push_back(usable[p]);
+    std::vector<size_t> train, valid;
+    stable_split(usable, usable.size() >= 20 ? s_.valid_fraction : 0.0, static_cast<uint64_t>(s_.seed), &train,
+                 &valid);
 
     Rows trows, vrows;
     make_rows(programs, train, &trows);
@@ -188,6 +189,15 @@ class XgbModel : public CostModel {
         break;
       }
     }
+    char summary[160];
+    if (valid.empty())
+      std::snprintf(summary, sizeof summary, "%d boosting rounds, no validation (%zu programs, %zu rows)", rounds,
+                    n, trows.row_program.size());
+    else
+      std::snprintf(summary, sizeof summary,
+                    "%d boosting rounds kept of %d, validation pairwise %.3f (%zu programs, %zu rows)",
+                    best_round >= 0 ? best_round + 1 : rounds, rounds, best_acc, n, trows.row_program.size());
+    last_fit_summary_ = summary;
     if (best_round >= 0 && best_round + 1 < rounds) {
       BoosterHandle cut = nullptr;
       check(XGBoosterSlice(booster_, 0, best_round + 1, 1, &cut), "slice");

@@ -19,9 +19,14 @@ struct XgbSettings {
   double min_child_weight = 0;
   double subsample = 1.0;
   int max_bin = 64;               // histogram bins per feature (log-scaled features have few values)
-  int max_rounds = 300;           // boosting rounds per fit
-  int early_stopping_rounds = 30; // rounds without validation improvement
-  double valid_fraction = 0.15;   // programs held out for early stopping
+  // Fixed rounds and no held-out validation by default (as Ansor): early
+  // stopping on the few programs of an online fit's validation share cut
+  // the model to a handful of trees, whose tied scores stalled the search
+  // (README ablation); on 2,100 real records 100 fixed rounds also rank
+  // better (pairwise 0.809) than early stopping (0.804).
+  int max_rounds = 100;           // boosting rounds per fit
+  int early_stopping_rounds = 30; // rounds without validation improvement (when validating)
+  double valid_fraction = 0.0;    // programs held out for early stopping (0: none)
   double max_train_seconds = 10;  // wall-clock bound per fit (checked per round)
   std::string objective = "pack-sum-rank";  // or "pack-sum-mse"
   int threads = 1;

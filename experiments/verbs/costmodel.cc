@@ -105,8 +105,9 @@ Options parse(const Args& a, bool train) {
 std::vector<TrainingRecord> load(const std::vector<std::string>& logs, CostStatistic cost) {
   RecordLoadStats st;
   auto records = read_training_records(logs, &st, cost);
-  std::printf("records: %zu from %zu log(s) (%zu failed measurements, %zu lines skipped)\n", st.records,
-              logs.size(), st.failed, st.skipped);
+  std::printf("records: %zu from %zu log(s): %zu programs (%zu records were repeats of a program, their "
+              "timings pooled; %zu programs without a valid measurement), %zu lines skipped\n",
+              st.records, logs.size(), records.size(), st.merged, st.failed, st.skipped);
   if (!st.first_problem.empty()) std::printf("  first skipped line: %s\n", st.first_problem.c_str());
   if (records.empty()) throw LoomError("no usable records in the logs");
   return records;
@@ -177,6 +178,7 @@ int train(const Args& args) {
   model->update(train_set);
   std::printf("trained in %.2f s (features + fit)\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (!model->last_fit_summary().empty()) std::printf("fit: %s\n", model->last_fit_summary().c_str());
   model->save(o.out);
   std::printf("saved %s\n", o.out.c_str());
   if (!te.empty()) evaluate(*model, records, te, o);
