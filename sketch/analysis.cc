@@ -148,6 +148,12 @@ std::vector<int> packable_inputs(const State& s, int stage) {
   return out;
 }
 
+bool is_packing_copy(const State& s, int stage) {
+  const Stage& st = s.stage(stage);
+  return st.scope == BufferScope::kLocal && !st.op->is_placeholder && st.op->reduce_axes.empty() &&
+         st.compute_at != ComputeAtKind::kInlined && !is_tiled(st);
+}
+
 bool is_strictly_inlineable(const State& s, int stage) {
   const OpNode& op = *s.stage(stage).op;
   if (op.is_placeholder || !op.reduce_axes.empty()) return false;

@@ -29,6 +29,10 @@ bool needs_multi_level_tiling(const State& s, int stage);
 // B of a matmul: rows 4 KB apart in memory become a compact panel).
 std::vector<int> packable_inputs(const State& s, int stage);
 
+// A packed input's copy stage (a local-scope cache read of the CPU packing
+// rule), placed inside its reader by the random annotation.
+bool is_packing_copy(const State& s, int stage);
+
 // Element-wise/broadcast with every index an axis (plus a constant), axes in
 // order, no select and no expensive math call, no reduction: inlining it
 // duplicates no work. Conv padding (a select) and transposes do not qualify;

@@ -135,6 +135,21 @@ RankingMetrics evaluate(CostModel& m, const std::vector<TrainingRecord>& records
   RankingMetrics r = ranking_metrics(scores, labels, d.groups, o.k);
   std::printf("%s on %zu held-out records (features + predict %.2f s):\n  %s\n", m.name().c_str(), sel.size(),
               secs, r.to_string().c_str());
+  if (d.task_keys.size() > 1) {
+    // Per task: which workloads the model ranks poorly.
+    for (size_t g = 0; g < d.task_keys.size(); ++g) {
+      std::vector<float> ts, tl;
+      std::string name;
+      for (size_t i = 0; i < sel.size(); ++i) {
+        if (d.groups[i] != static_cast<int>(g)) continue;
+        ts.push_back(scores[i]), tl.push_back(labels[i]);
+        if (name.empty()) name = sel[i].task->description();
+      }
+      RankingMetrics t = ranking_metrics(ts, tl, std::vector<int>(ts.size(), 0), o.k);
+      std::printf("    pairwise %.3f  spearman %.3f  (%zu programs)  %s\n", t.pairwise_accuracy, t.spearman,
+                  t.num_programs, name.c_str());
+    }
+  }
   if (o.json)
     std::printf("%s\n", nlohmann::json({{"model", m.name()},
                                         {"split", o.split},

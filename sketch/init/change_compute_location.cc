@@ -3,7 +3,8 @@
 // random, inlined (when it can be), kept at root, or computed at one loop of
 // its consumer (or of the stage its consumer is computed at). Stages are
 // visited from the output backwards so that a producer sees its consumer's
-// final location.
+// final location. A packing copy (pack_reused_input) is always computed at
+// one of those loops.
 #include "sketch/analysis.h"
 #include "sketch/annotation.h"
 
@@ -76,6 +77,13 @@ State change_compute_locations(const State& state, AnnotationContext& ctx) {
     if (!has_loops(st) || is_output(s, i)) continue;
     if (is_tiled(st) || needs_multi_level_tiling(s, i)) continue;
     auto candidates = location_candidates(s, i);
+    if (is_packing_copy(s, i) && !candidates.empty()) {
+      // Inlined it is the unpacked sketch again, at root a copy of the whole
+      // tensor: only the locations inside its reader are drawn.
+      const auto& [target, pos] = candidates[random_below(ctx.rng, candidates.size())];
+      s = s.compute_at(i, target, pos);
+      continue;
+    }
     const uint64_t choice = random_below(ctx.rng, candidates.size() + 2);
     if (choice == 0) {
       if (can_inline(s, i)) s = s.compute_inline(i);

@@ -4,7 +4,9 @@
 // reduce loop, an annotated loop or a loop where another stage is computed;
 // a random number of them (at least one) is fused and vectorized. The
 // innermost loop must come from the stage's last axis, so the store is
-// stride-1 across the vector lanes.
+// stride-1 across the vector lanes. A packing copy computed inside its
+// reader (pack_reused_input) vectorizes its innermost loop, whatever the
+// tile's width.
 #include "sketch/analysis.h"
 #include "sketch/annotation.h"
 
@@ -35,6 +37,14 @@ State annotate_vectorize(const State& state, AnnotationContext& ctx) {
     if (!has_loops(st) || st.leaves.empty() || st.op->axes.empty()) continue;
     const int last_axis = static_cast<int>(st.op->axes.size()) - 1;
     if (!descends_from(st, st.leaves.back(), last_axis)) continue;
+    if (is_packing_copy(s, static_cast<int>(i))) {
+      // Its loops span the whole tensor in the State; lowering bounds them
+      // to the packed tile, whose rows are what the vector lanes copy.
+      const int last = static_cast<int>(st.leaves.size()) - 1;
+      if (st.iters[st.leaves[last]].annotation == IterAnnotation::kNone)
+        s = s.annotate(static_cast<int>(i), last, IterAnnotation::kVectorize);
+      continue;
+    }
     int64_t product = 1;
     size_t n = 0;
     while (n < st.leaves.size()) {

@@ -161,5 +161,20 @@ TEST(Annotate, FreeStagesGetEveryKindOfComputeLocation) {
   EXPECT_EQ(kinds.size(), 3u);
 }
 
+TEST(Annotate, PackingCopyIsComputedInsideItsReaderAndVectorized) {
+  std::mt19937_64 rng(5);
+  int packed = 0;
+  for (const State& s : sample(sketch_task("matmul", {{"M", 256}, {"N", 256}, {"K", 256}}, 1), 60, rng)) {
+    const int b = s.stage_index("B_local");
+    if (b < 0) continue;
+    ++packed;
+    const Stage& copy = s.stage(b);
+    EXPECT_EQ(copy.compute_at, ComputeAtKind::kIter) << s.steps_json().dump();
+    ASSERT_FALSE(copy.leaves.empty());
+    EXPECT_EQ(copy.iters[copy.leaves.back()].annotation, IterAnnotation::kVectorize) << s.steps_json().dump();
+  }
+  EXPECT_GT(packed, 10);
+}
+
 }  // namespace
 }  // namespace loom
