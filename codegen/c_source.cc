@@ -8,7 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "codegen/int_bounds.h"
+#include "ir/simplify.h"
 #include "ir/error.h"
 
 namespace loom {
@@ -221,7 +221,7 @@ class ExprPrinter {
     std::string a = print(n.args[0]), b = print(n.args[1]);
     if (n.dtype == DType::kFloat)
       return is_div ? "(" + a + " / " + b + ")" : "loom_floormodf(" + a + ", " + b + ")";
-    if (provably_non_negative(n.args[0]) && int_bound(n.args[1]).min > 0)
+    if (provably_non_negative(n.args[0]) && const_int_bound(n.args[1]).min > 0)
       return "(" + a + (is_div ? " / " : " % ") + b + ")";
     return std::string(is_div ? "loom_floordiv(" : "loom_floormod(") + a + ", " + b + ")";
   }

@@ -33,15 +33,16 @@ IntBound mul_bound(IntBound a, IntBound b) {
 }  // namespace
 
 IntBound const_int_bound(const Expr& e) {
+  if (!e.defined() || e->dtype == DType::kFloat) return {};
   switch (e->kind) {
-    case ExprKind::kIntImm: return {e->int_value, e->int_value};
+    case ExprKind::kIntImm: return {sat(e->int_value), sat(e->int_value)};
     case ExprKind::kVar:
       if (e->extent > 0) return {0, e->extent - 1};
       return {};
     case ExprKind::kAdd: case ExprKind::kSub: {
       IntBound a = const_int_bound(e->args[0]), b = const_int_bound(e->args[1]);
-      if (e->kind == ExprKind::kSub) b = {b.max <= IntBound::kNegInf ? IntBound::kPosInf : -b.max,
-                                          b.min >= IntBound::kPosInf ? IntBound::kNegInf : -b.min};
+      if (e->kind == ExprKind::kSub) b = {b.max >= IntBound::kPosInf ? IntBound::kNegInf : -b.max,
+                                          b.min <= IntBound::kNegInf ? IntBound::kPosInf : -b.min};
       IntBound r;
       r.min = inf(a.min) || inf(b.min) ? IntBound::kNegInf : sat((__int128)a.min + b.min);
       r.max = inf(a.max) || inf(b.max) ? IntBound::kPosInf : sat((__int128)a.max + b.max);
@@ -50,18 +51,22 @@ IntBound const_int_bound(const Expr& e) {
     case ExprKind::kMul:
       return mul_bound(const_int_bound(e->args[0]), const_int_bound(e->args[1]));
     case ExprKind::kDiv: {
-      IntBound a = const_int_bound(e->args[0]);
-      int64_t c;
-      if (!is_const_int(e->args[1], &c) || c <= 0) return {};
-      return {inf(a.min) ? IntBound::kNegInf : floordiv(a.min, c),
-              inf(a.max) ? IntBound::kPosInf : floordiv(a.max, c)};
+      // floor(a / b) for b > 0 is monotone in a, and in b for either sign
+      // of a: the extremes are at the corners.
+      IntBound a = const_int_bound(e->args[0]), b = const_int_bound(e->args[1]);
+      if (b.min <= 0 || !b.bounded()) return {};
+      return {inf(a.min) ? IntBound::kNegInf : std::min(floordiv(a.min, b.min), floordiv(a.min, b.max)),
+              inf(a.max) ? IntBound::kPosInf : std::max(floordiv(a.max, b.min), floordiv(a.max, b.max))};
     }
     case ExprKind::kMod: {
-      int64_t c;
-      if (!is_const_int(e->args[1], &c) || c <= 0) return {};
-      IntBound a = const_int_bound(e->args[0]);
-      if (a.min >= 0 && a.max < c) return a;
-      return {0, c - 1};
+      IntBound a = const_int_bound(e->args[0]), b = const_int_bound(e->args[1]);
+      if (b.min <= 0 || !b.bounded()) return {};
+      if (b.is_const() && a.bounded() && floordiv(a.min, b.min) == floordiv(a.max, b.min)) {
+        const int64_t shift = floordiv(a.min, b.min) * b.min;  // one period: a shifted
+        return {a.min - shift, a.max - shift};
+      }
+      if (a.min >= 0 && a.max < b.min) return a;
+      return {0, b.max - 1};
     }
     case ExprKind::kMin: case ExprKind::kMax: {
       IntBound a = const_int_bound(e->args[0]), b = const_int_bound(e->args[1]);
@@ -72,6 +77,10 @@ IntBound const_int_bound(const Expr& e) {
       IntBound a = const_int_bound(e->args[1]), b = const_int_bound(e->args[2]);
       return {std::min(a.min, b.min), std::max(a.max, b.max)};
     }
+    case ExprKind::kCast:
+      if (e->dtype == DType::kBool) return {0, 1};
+      if (e->args[0]->dtype != DType::kFloat) return const_int_bound(e->args[0]);
+      return {};
     default:
       if (e->dtype == DType::kBool) return {0, 1};
       return {};

@@ -17,8 +17,14 @@ struct IntBound {
   bool bounded() const { return min > kNegInf && max < kPosInf; }
 };
 
-// Conservative constant range of an integer expression.
+// Conservative constant range of an integer (or bool: [0, 1]) expression. A
+// variable with extent > 0 lies in [0, extent); variables without one, loads,
+// calls, casts from float and float expressions are unbounded. Floor / and %
+// by operands with positive bounds are bounded. The backends use it to emit
+// floor division/modulo as plain unsigned `/` and `%` where both operands
+// are provably non-negative.
 IntBound const_int_bound(const Expr& e);
+inline bool provably_non_negative(const Expr& e) { return const_int_bound(e).min >= 0; }
 
 // Canonicalizes integer index arithmetic into a sum of terms (so `x*1 + 0`
 // disappears and `i*64 + j - i*64` is `j`), folds floor div/mod using the

@@ -3,7 +3,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 
-#include "codegen/int_bounds.h"
+#include "ir/simplify.h"
 #include "codegen/llvm/emitter.h"
 #include "ir/error.h"
 
@@ -173,8 +173,8 @@ Val IREmitter::emit_div_mod(const ExprNode& n, Val a, Val b) {
   int64_t c = 0;
   bool const_divisor = is_const_int(n.args[1], &c);
   if (const_divisor && c == 0) throw LoomError("LLVM backend: integer division by zero");
-  IndexRange bx = int_bound(n.args[0]);
-  IndexRange by = int_bound(n.args[1]);
+  IntBound bx = const_int_bound(n.args[0]);
+  IntBound by = const_int_bound(n.args[1]);
   if (bx.min >= 0 && by.min > 0) {
     // Both non-negative: truncating = floor; powers of two become shifts/masks.
     if (const_divisor && (c & (c - 1)) == 0) {

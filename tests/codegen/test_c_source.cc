@@ -9,7 +9,6 @@
 
 #include "codegen/c_compile.h"
 #include "codegen/c_source.h"
-#include "codegen/int_bounds.h"
 #include "ir/error.h"
 
 namespace loom {
@@ -357,36 +356,6 @@ TEST(CCompile, WrongArgumentCountThrows) {
   auto m = CompiledCModule::from_func(parallel_scale(4));
   float x[4] = {};
   EXPECT_THROW(m.run({x}), LoomError);
-}
-
-TEST(IntBounds, VarsConstantsAndArithmetic) {
-  Var i = make_var("i", 10), u = make_var("u");
-  IndexRange b = int_bound(i * 4 + 3);
-  EXPECT_EQ(b.min, 3);
-  EXPECT_EQ(b.max, 39);
-  b = int_bound(make_binary(ExprKind::kSub, i, int_imm(5)));
-  EXPECT_EQ(b.min, -5);
-  EXPECT_EQ(b.max, 4);
-  EXPECT_LE(int_bound(u).min, -kIntBoundHuge);
-  EXPECT_GE(int_bound(u).max, kIntBoundHuge);
-  b = int_bound(min(i, Expr(3)));
-  EXPECT_EQ(b.max, 3);
-}
-
-TEST(IntBounds, FloorDivAndModOfNegativeRange) {
-  Var i = make_var("i", 10);
-  Expr x = make_binary(ExprKind::kSub, i, int_imm(5));  // [-5, 4]
-  IndexRange d = int_bound(make_binary(ExprKind::kDiv, x, int_imm(2)));
-  EXPECT_EQ(d.min, -3);
-  EXPECT_EQ(d.max, 2);
-  IndexRange m = int_bound(make_binary(ExprKind::kMod, x, int_imm(4)));
-  EXPECT_EQ(m.min, 0);
-  EXPECT_EQ(m.max, 3);
-  EXPECT_FALSE(provably_non_negative(x));
-  EXPECT_TRUE(provably_non_negative(make_binary(ExprKind::kMod, x, int_imm(4))));
-  IndexRange one_period = int_bound(make_binary(ExprKind::kMod, i + 20, int_imm(32)));
-  EXPECT_EQ(one_period.min, 20);
-  EXPECT_EQ(one_period.max, 29);
 }
 
 }  // namespace
