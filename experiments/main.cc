@@ -19,7 +19,7 @@ const Verb kVerbs[] = {
      "measure several schedules of a task in worker processes (the tuner's path)", measure_verb},
     {"tune", "loom tune CONFIG.json [--trials N]",
      "tune every task of an experiment config (log written as it goes; Ctrl-C stops cleanly)", tune_verb},
-    {"report", "loom report CONFIG.json [--rounds N] [--no-remeasure]",
+    {"report", "loom report CONFIG.json [--rounds N] [--min-repeat-ms MS] [--no-remeasure]",
      "best Loom schedule vs the baselines per task, re-measured interleaved; CSV, Markdown, tuning-curve PNG",
      report_verb},
     {"export", "loom export CONFIG.json", "write the best schedule of each task as record JSON, C source and loop nest",

@@ -50,10 +50,12 @@ std::vector<BaselineResult> run_baselines(const ExperimentConfig& cfg, const Tas
 std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOptions& opts) {
   std::vector<MeasureRecord> records;
   if (std::filesystem::exists(cfg.log_path)) records = load_records(cfg.log_path);
-  Measurer measurer(cfg.measure);
+  MeasureOptions mopts = cfg.measure;
+  if (opts.min_repeat_ms > 0) mopts.min_repeat_ms = opts.min_repeat_ms;
+  Measurer measurer(mopts);
   TimingOptions timing;
-  timing.repeat = cfg.measure.repeat;
-  timing.min_repeat_ms = cfg.measure.min_repeat_ms;
+  timing.repeat = mopts.repeat;
+  timing.min_repeat_ms = mopts.min_repeat_ms;
   std::vector<TaskReport> out;
   for (const auto& ct : cfg.tasks) {
     const Task& task = ct.task;

@@ -31,6 +31,10 @@ struct TaskReport {
 struct ReportOptions {
   int rounds = 3;         // interleaved re-measurement rounds
   bool remeasure = true;  // false: Loom figure from the log, baselines once
+  // Minimum length of a timed repeat group in the re-measurement (Loom and
+  // baselines alike); 0 = the config's measure.min_repeat_ms. Longer groups
+  // steady the comparison on a shared machine.
+  double min_repeat_ms = 0;
 };
 
 std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOptions& opts);

@@ -79,7 +79,8 @@ TEST(LoomRun, BadTargetIsNamed) {
 TEST(LoomFlags, BadIntegerFlagValueIsNamedForEveryVerb) {
   std::string f = write_file("flags.json", R"({"workload": "matmul", "params": {"M": 8, "N": 8, "K": 8}})");
   for (std::string args : {"run " + f + " --repeat x", "sketches " + f + " --threads two",
-                           "baseline " + f + " --threads 0", "sample " + f + " -n many"}) {
+                           "baseline " + f + " --threads 0", "sample " + f + " -n many",
+                           "report " + f + " --min-repeat-ms soon"}) {
     Result r = run_loom(args);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
     EXPECT_NE(r.output.find("expected an integer"), std::string::npos) << args << ": " << r.output;
@@ -94,6 +95,15 @@ TEST(LoomRun, CorrectScheduleReportsCorrect) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("correct"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("GFLOP/s"), std::string::npos) << r.output;
+}
+
+TEST(LoomRun, PrintAsmShowsTheKernelsMachineCode) {
+  std::string f = write_file("asm.json", R"({"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16},
+    "steps": [["SP", 2, 1, 16, [16], 1], ["AN", 2, 2, "vectorize"]]})");
+  Result r = run_loom("run " + f + " --print-asm --repeat 1 --min-repeat-ms 1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ret"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mul"), std::string::npos) << "the multiply of the product: " << r.output;
 }
 
 }  // namespace
