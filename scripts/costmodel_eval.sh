@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Cost-model evaluation on real measurements (issue 6):
-#   1. collect N measured random schedules (sketch sampler + measurer) for each
-#      of 5 suite workloads into OUT/<workload>.jsonl (skipped when a log
-#      already holds N records, so a rerun only evaluates);
+#   1. for each entry of COLLECT_SEEDS, collect N measured random schedules
+#      (sketch sampler + measurer, that sampling seed) of each of 5 suite
+#      workloads into OUT/<workload>.<k>.jsonl (skipped when a log already
+#      holds N records, so a rerun only evaluates). A seed listed twice
+#      measures the same programs twice: `loom costmodel` pools the timings
+#      of a program into one, less noisy, label;
 #   2. for each split — "record" (held-out 20% of the records of seen tasks)
 #      and "task" (train on 80% of the tasks, evaluate on the other 20%) —
 #      train MLP, XGBoost and random models and rank the held-out records;
 #   3. write OUT/table.md (pairwise accuracy, top-1 / top-10 recall,
 #      best-of-top-10, Spearman) and OUT/results.jsonl.
 #
-# Usage: scripts/costmodel_eval.sh   (env: BUILD=build OUT=$BUILD/costmodel_eval N=420 SEED=0)
+# Usage: scripts/costmodel_eval.sh
+#   (env: BUILD=build OUT=$BUILD/costmodel_eval N=420 COLLECT_SEEDS="1 1 2 3" SEED=0;
+#    SEED is the held-out split's seed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,20 +35,25 @@ workloads=(
   'conv2d_bias_relu {"N":1,"C":32,"H":14,"W":14,"K":32,"R":3,"S":3,"stride":1,"pad":1,"dilation":1}'
 )
 
+COLLECT_SEEDS=${COLLECT_SEEDS:-1 1 2 3}
 logs=()
 for w in "${workloads[@]}"; do
   name=${w%% *}
   params=${w#* }
-  log="$OUT/$name.jsonl"
-  have=$( [ -f "$log" ] && grep -c . "$log" || echo 0 )
-  if [ "$have" -lt "$N" ]; then
-    rm -f "$log"
-    echo "== collecting $N random schedules of $name $params"
-    "$LOOM" costmodel collect "$name" --params "$params" --n "$N" --log "$log" --seed 1
-  else
-    echo "== $log: $have records (kept)"
-  fi
-  logs+=("$log")
+  k=0
+  for cseed in $COLLECT_SEEDS; do
+    k=$((k + 1))
+    log="$OUT/$name.$k.jsonl"
+    have=$( [ -f "$log" ] && grep -c . "$log" || echo 0 )
+    if [ "$have" -lt "$N" ]; then
+      rm -f "$log"
+      echo "== collecting $N random schedules of $name $params (sampling seed $cseed)"
+      "$LOOM" costmodel collect "$name" --params "$params" --n "$N" --log "$log" --seed "$cseed"
+    else
+      echo "== $log: $have records (kept)"
+    fi
+    logs+=("$log")
+  done
 done
 
 results="$OUT/results.jsonl"
