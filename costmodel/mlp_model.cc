@@ -197,10 +197,14 @@ class MlpModel : public CostModel {
     }
     if (!best.empty()) restore(best);
     char summary[200];
-    std::snprintf(summary, sizeof summary,
-                  "%d epochs, weights of epoch %d kept, validation pairwise %.3f -> %.3f (%zu train, %zu "
-                  "validation programs, %.1f s)",
-                  epochs, best_epoch, initial_acc, best_acc, train.size(), valid.size(), elapsed());
+    if (valid.empty())
+      std::snprintf(summary, sizeof summary, "%d epochs, no validation (%zu train programs, %.1f s)", epochs,
+                    train.size(), elapsed());
+    else
+      std::snprintf(summary, sizeof summary,
+                    "%d epochs, weights of epoch %d kept, validation pairwise %.3f -> %.3f (%zu train, %zu "
+                    "validation programs, %.1f s)",
+                    epochs, best_epoch, initial_acc, best_acc, train.size(), valid.size(), elapsed());
     last_fit_summary_ = summary;
     net_->eval();
   }
