@@ -1,6 +1,7 @@
 // Always-inline: a strictly inlineable stage (element-wise/broadcast, no
-// reduction, no select, no expensive call) that is not an output is inlined
-// into its consumers; nothing else is tried for it.
+// reduction, no select, no expensive call) that is not an output, not a
+// cache stage and not already attached by a rule is inlined into its
+// consumers; nothing else is tried for it. CPU and GPU share it.
 #include "sketch/analysis.h"
 #include "sketch/rules/rules.h"
 
@@ -15,8 +16,9 @@ class AlwaysInlineRule : public SketchRule {
   RuleCondition condition(const SketchTask&, const State& s, int stage) const override {
     const Stage& st = s.stage(stage);
     if (st.op->is_placeholder || is_output(s, stage) || has_reduce_iter(st)) return RuleCondition::kSkip;
-    // A cache stage is a copy made on purpose (a packed input).
-    if (st.scope != BufferScope::kGlobal) return RuleCondition::kSkip;
+    // A cache stage is a copy made on purpose (a packed input, a GPU shared
+    // fetch), and a stage a rule already attached has its place.
+    if (st.scope != BufferScope::kGlobal || st.compute_at != ComputeAtKind::kRoot) return RuleCondition::kSkip;
     if (effective_consumers(s, stage).empty()) return RuleCondition::kSkip;
     return is_strictly_inlineable(s, stage) ? RuleCondition::kApplyAndSkipRest : RuleCondition::kSkip;
   }
