@@ -71,9 +71,8 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
     for (const auto& s : population) keys.push_back(state_key(s));
     std::vector<State> unscored;
     std::vector<size_t> unscored_at;
-    std::unordered_map<std::string, size_t> first_unscored;
     for (size_t i = 0; i < population.size(); ++i) {
-      if (known_scores.count(keys[i]) || !first_unscored.emplace(keys[i], unscored.size()).second) continue;
+      if (!known_scores.emplace(keys[i], 0.0f).second) continue;  // scored, or first seen earlier here
       unscored.push_back(population[i]);
       unscored_at.push_back(i);
     }
