@@ -1,6 +1,6 @@
 // Helpers shared by the GPU tests: random GPU states of a workload (all, or
 // only those with a cross-thread reduction), and the long-mode switch
-// (LOOM_LONG_TESTS=1).
+// (LOOM_LONG_TESTS=1), and REQUIRE_NVRTC() for tests that compile CUDA.
 #pragma once
 
 #include <cstdlib>
@@ -11,11 +11,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codegen/cuda/nvrtc.h"
 #include "ir/steps.h"
 #include "ir/tensor.h"
 #include "ir/workload_registry.h"
 #include "sketch/gpu/gpu_rules.h"
 #include "sketch/sketch_policy.h"
+
+// Skips the calling test when the build has no CUDA toolkit (NVRTC).
+#define REQUIRE_NVRTC()                                                              \
+  do {                                                                               \
+    if (!nvrtc_available()) GTEST_SKIP() << "no CUDA toolkit in this build (NVRTC)"; \
+  } while (0)
 
 namespace loom::testing {
 

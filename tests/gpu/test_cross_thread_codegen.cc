@@ -17,11 +17,6 @@
 namespace loom {
 namespace {
 
-#define REQUIRE_NVRTC()                                                              \
-  do {                                                                               \
-    if (!nvrtc_available()) GTEST_SKIP() << "no CUDA toolkit in this build (NVRTC)"; \
-  } while (0)
-
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;

@@ -17,11 +17,6 @@
 namespace loom {
 namespace {
 
-#define REQUIRE_NVRTC()                                                              \
-  do {                                                                               \
-    if (!nvrtc_available()) GTEST_SKIP() << "no CUDA toolkit in this build (NVRTC)"; \
-  } while (0)
-
 CudaModuleSource emit(const State& s, const std::string& name) {
   LowerOptions o;
   o.func_name = name;

@@ -8,22 +8,24 @@
 #include "codegen/cuda/nvrtc.h"
 #include "measure/measurer.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/measure/measure_test_util.h"
 
 namespace loom {
 namespace {
 
+// The measurement tests' fast options, with time for NVRTC builds and a
+// device's first launch, and the default memory limit (a CUDA context
+// reserves far more address space than the CPU tests' 2 GB cap).
 MeasureOptions fast_options() {
-  MeasureOptions o;
-  o.repeat = 2;
-  o.min_repeat_ms = 1;
+  MeasureOptions o = measure_test::fast_options();
   o.run_timeout_s = 5;
   o.build_timeout_s = 30;
-  o.loud_wrong_results = false;
+  o.max_memory_mb = MeasureOptions{}.max_memory_mb;
   return o;
 }
 
 TEST(GpuMeasure, CudaTargetCandidates) {
-  if (!nvrtc_available()) GTEST_SKIP() << "no CUDA toolkit in this build (NVRTC)";
+  REQUIRE_NVRTC();
   Task task = Task::make("matmul", {{"M", 128}, {"N", 128}, {"K", 64}}, Target::parse("cuda -arch=sm_90"));
   auto states = testing::gpu_states("matmul", {{"M", 128}, {"N", 128}, {"K", 64}}, 4, 17);
   ASSERT_FALSE(states.empty());
