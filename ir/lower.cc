@@ -93,7 +93,9 @@ class Lowerer {
       if (!info_[i].lowered) continue;
       if (info_[i].local || !dag.is_output(st.name())) {
         BufferScope scope = info_[i].local && st.scope == BufferScope::kGlobal ? BufferScope::kLocal : st.scope;
-        temps_.push_back({st.name(), info_[i].shape, scope});
+        std::vector<int64_t> stored_shape;  // in storage order (an SL step)
+        for (int d : st.storage_dims()) stored_shape.push_back(info_[i].shape[d]);
+        temps_.push_back({st.name(), stored_shape, scope});
         if (!info_[i].local) root_temps.push_back(st.name());
       }
       if (st.compute_at == ComputeAtKind::kRoot) top.push_back(build_stage(static_cast<int>(i)));
@@ -272,8 +274,11 @@ class Lowerer {
     if (p < 0) throw LoomError("unknown tensor " + tensor);
     const StageInfo& inf = info_[p];
     const std::vector<int64_t>& shape = inf.lowered ? inf.shape : s_.stages()[p].op->shape;
+    const Stage& st = s_.stages()[p];
     Expr flat = int_imm(0);
-    for (size_t d = 0; d < indices.size(); ++d) {
+    for (size_t k = 0; k < indices.size(); ++k) {
+      // Row-major over the dimensions in storage order (SL steps).
+      const size_t d = st.storage_order.empty() ? k : static_cast<size_t>(st.storage_order[k]);
       Expr idx = indices[d];
       if (inf.lowered && inf.local) idx = idx - inf.base[d];
       flat = flat * int_imm(shape[d]) + idx;

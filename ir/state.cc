@@ -40,6 +40,18 @@ int Stage::leaf_position(int iter_id) const {
   return -1;
 }
 
+std::vector<int> Stage::storage_dims() const {
+  if (!storage_order.empty()) return storage_order;
+  std::vector<int> dims(op->axes.size());
+  for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int>(d);
+  return dims;
+}
+
+int Stage::innermost_storage_dim() const {
+  if (op->axes.empty()) return -1;
+  return storage_order.empty() ? static_cast<int>(op->axes.size()) - 1 : storage_order.back();
+}
+
 State State::initial(std::shared_ptr<const ComputeDAG> dag) {
   auto n = std::make_shared<StateNode>();
   n->dag = dag;
@@ -143,6 +155,11 @@ State State::cache_read(int stage, BufferScope scope, std::vector<int> readers) 
   s->stage = stage; s->scope = scope; s->readers = std::move(readers);
   return apply(s);
 }
+State State::storage_layout(int stage, std::vector<int> dims) const {
+  auto s = make_step<StorageLayoutStep>();
+  s->stage = stage; s->dims = std::move(dims);
+  return apply(s);
+}
 State State::cache_write(int stage, BufferScope scope) const {
   auto s = make_step<CacheWriteStep>();
   s->stage = stage; s->scope = scope;
@@ -176,6 +193,8 @@ std::string State::fingerprint() const {
          << static_cast<int>(it.annotation) << ";";
     os << "|leaves:";
     for (int l : st.leaves) os << l << ",";
+    os << "|layout:";
+    for (int d : st.storage_order) os << d << ",";
     os << "|rel:";
     for (const auto& r : st.relations) {
       os << static_cast<int>(r.kind) << "(";
@@ -205,6 +224,11 @@ std::string State::to_string() const {
     }
     if (st.scope != BufferScope::kGlobal) os << " scope=" << buffer_scope_name(st.scope);
     if (st.auto_unroll_max_step) os << " auto_unroll_max_step=" << st.auto_unroll_max_step;
+    if (!st.storage_order.empty()) {
+      os << " layout=[";
+      for (size_t k = 0; k < st.storage_order.size(); ++k) os << (k ? "," : "") << st.storage_order[k];
+      os << "]";
+    }
     os << ":";
     for (int l : st.leaves) {
       const Iterator& it = st.iters[l];

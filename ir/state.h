@@ -58,10 +58,18 @@ struct Stage {
   BufferScope scope = BufferScope::kGlobal;
   int64_t auto_unroll_max_step = 0;  // pragma on the stage's outermost loop
   int pragma_iter = -1;              // iterator id carrying the pragma
+  // Order of the op's dimensions in its buffer, outermost first (an SL step);
+  // empty: the op's own order. Only the flat layout changes: loads, bounds
+  // and loops still speak of the op's logical indices.
+  std::vector<int> storage_order;
 
   const std::string& name() const { return op->name; }
   size_t num_root_iters() const { return op->axes.size() + op->reduce_axes.size(); }
   int leaf_position(int iter_id) const;  // -1 if not a leaf
+  // The op's dimensions in storage order, outermost first.
+  std::vector<int> storage_dims() const;
+  // The dimension that is contiguous in memory (-1 for a 0-d op).
+  int innermost_storage_dim() const;
 };
 
 class Step;
@@ -108,6 +116,7 @@ class State {
   State cache_read(int stage, BufferScope scope, std::vector<int> readers) const;
   State cache_write(int stage, BufferScope scope) const;
   State rfactor(int stage, int iter, int factor_iter) const;
+  State storage_layout(int stage, std::vector<int> dims) const;
   State pragma(int stage, int iter, const std::string& pragma) const;
 
   nlohmann::json steps_json() const;

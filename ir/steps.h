@@ -148,6 +148,19 @@ struct RfactorStep : Step {
   int stage_id() const override { return stage; }
 };
 
+// ["SL", stage, [dims, outermost first]]: the stage's buffer stores its
+// dimensions in this order (a transposed tile: the axis that a consumer's
+// vector loop walks made contiguous). Not for inputs, outputs or inlined
+// stages, whose layout is not the schedule's to choose.
+struct StorageLayoutStep : Step {
+  int stage = 0;
+  std::vector<int> dims;
+  const char* tag() const override { return "SL"; }
+  void apply(StateNode& n) const override;
+  nlohmann::json to_json() const override;
+  int stage_id() const override { return stage; }
+};
+
 BufferScope parse_scope(const std::string& s);  // throws LoomError
 
 }  // namespace loom

@@ -1,5 +1,6 @@
 #include "sketch/analysis.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -120,11 +121,33 @@ bool needs_multi_level_tiling(const State& s, int stage) {
   return false;
 }
 
-std::vector<int> packable_inputs(const State& s, int stage) {
-  std::vector<int> out;
-  const OpNode& op = *s.stage(stage).op;
+int innermost_spatial_axis(const Stage& st) {
+  for (auto it = st.leaves.rbegin(); it != st.leaves.rend(); ++it) {
+    if (st.iters[*it].kind != IterKind::kSpatial) continue;
+    // Walk split/fuse relations back to a root iterator (the innermost
+    // parent of a fuse).
+    int id = *it;
+    for (size_t guard = 0; guard <= st.relations.size() && id >= static_cast<int>(st.op->axes.size());
+         ++guard) {
+      for (const auto& r : st.relations)
+        if (std::find(r.children.begin(), r.children.end(), id) != r.children.end()) {
+          id = r.parents.back();
+          break;
+        }
+    }
+    return id < static_cast<int>(st.op->axes.size()) ? id : -1;
+  }
+  return -1;
+}
+
+std::vector<PackableInput> packable_inputs(const State& s, int stage) {
+  std::vector<PackableInput> out;
+  const Stage& st = s.stage(stage);
+  const OpNode& op = *st.op;
   if (op.is_placeholder || op.axes.empty()) return out;
-  const Var& innermost = op.axes.back();
+  const int axis = innermost_spatial_axis(st);
+  if (axis < 0) return out;
+  const Var& innermost = op.axes[axis];
   if (innermost->extent <= 1) return out;
   for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
     const int t = s.stage_index(tensor);
@@ -133,19 +156,60 @@ std::vector<int> packable_inputs(const State& s, int stage) {
     // Only tensors in main memory: not a cache stage, not an inlined one.
     if (ts.scope != BufferScope::kGlobal || ts.compute_at == ComputeAtKind::kInlined) continue;
     const std::vector<Expr>& indices = accesses[0];
-    // The last index is the innermost spatial axis: a packed tile is
-    // contiguous along the vectorized loop.
-    if (indices.back()->kind != ExprKind::kVar || indices.back()->var_id != innermost->var_id) continue;
+    // One index is the innermost spatial axis itself: the packed tile,
+    // stored with that dimension last, is contiguous along the vector loop.
+    int dim = -1;
+    for (size_t d = 0; d < indices.size(); ++d)
+      if (indices[d]->kind == ExprKind::kVar && indices[d]->var_id == innermost->var_id)
+        dim = static_cast<int>(d);
+    if (dim < 0) continue;
     std::set<int64_t> vars;
     for (const Expr& idx : indices)
       visit(idx, [&](const Expr& e) {
         if (e->kind == ExprKind::kVar) vars.insert(e->var_id);
       });
     bool reused = false;
-    for (const Var& axis : op.axes) reused |= axis->extent > 1 && !vars.count(axis->var_id);
-    if (reused) out.push_back(t);
+    for (const Var& a : op.axes) reused |= a->extent > 1 && !vars.count(a->var_id);
+    if (reused) out.push_back({t, dim});
   }
   return out;
+}
+
+int better_vector_axis(const SketchTask& task, const State& s, int stage) {
+  const OpNode& op = *s.stage(stage).op;
+  if (op.is_placeholder || op.axes.empty() || task.vector_width <= 1) return -1;
+  auto fills_vectors = [&](const Var& a) { return a->extent % task.vector_width == 0; };
+  if (fills_vectors(op.axes.back())) return -1;
+  // Every input that depends on the axis must give contiguous vector lanes:
+  // indexed by exactly the axis in its last dimension, or in another one
+  // and reused (then pack_reused_input stores it last). Otherwise the
+  // vector loop would gather (a depthwise conv's data, a grouped conv's).
+  auto serves_as_vector_axis = [&](const Var& axis) {
+    bool indexed = false;
+    for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
+      for (const auto& indices : accesses) {
+        std::set<int64_t> vars;
+        int whole_dim = -1;
+        for (size_t d = 0; d < indices.size(); ++d) {
+          visit(indices[d], [&](const Expr& e) {
+            if (e->kind == ExprKind::kVar) vars.insert(e->var_id);
+          });
+          if (indices[d]->kind == ExprKind::kVar && indices[d]->var_id == axis->var_id)
+            whole_dim = static_cast<int>(d);
+        }
+        if (!vars.count(axis->var_id)) continue;
+        if (whole_dim < 0) return false;
+        bool reused = false;
+        for (const Var& a : op.axes) reused |= a->extent > 1 && !vars.count(a->var_id);
+        if (whole_dim != static_cast<int>(indices.size()) - 1 && !reused) return false;
+        indexed = true;
+      }
+    }
+    return indexed;
+  };
+  for (int a = static_cast<int>(op.axes.size()) - 2; a >= 0; --a)
+    if (fills_vectors(op.axes[a]) && serves_as_vector_axis(op.axes[a])) return a;
+  return -1;
 }
 
 bool is_packing_copy(const State& s, int stage) {

@@ -23,11 +23,30 @@ bool is_tiled(const Stage& st);
 // plus a reduction. Those stages get multi-level tiling.
 bool needs_multi_level_tiling(const State& s, int stage);
 
-// Inputs worth packing into a local tile (stage indices): tensors in main
-// memory read once by the stage, reused across one of its spatial axes, and
-// indexed in their last dimension by the stage's innermost spatial axis (the
-// B of a matmul: rows 4 KB apart in memory become a compact panel).
-std::vector<int> packable_inputs(const State& s, int stage);
+// The op axis of the stage's innermost spatial loop (its root axis when the
+// loop came from a split); -1 without spatial loops.
+int innermost_spatial_axis(const Stage& st);
+
+// Inputs worth packing into a local tile: tensors in main memory read once
+// by the stage, reused across one of its spatial axes, and indexed in one
+// dimension (`dim`) by exactly the stage's innermost spatial axis — the B of
+// a matmul (B[k, j], dim 1: rows 4 KB apart become a compact panel), or a
+// conv's weights W[k, c, r, s] once the output channel k is innermost (dim
+// 0: the packed copy stores k last, so the vector loop reads it contiguously).
+struct PackableInput {
+  int stage = -1;
+  int dim = -1;
+};
+std::vector<PackableInput> packable_inputs(const State& s, int stage);
+
+// A spatial axis better suited to the vector loop than the innermost one
+// (vector_axis_layout): the innermost axis's extent is not a multiple of the
+// vector width (a conv's output width 56 = 3 x 16 + 8), this one's is (its
+// output channels), and every input that depends on it is indexed by
+// exactly this axis and either stores it last or is reused (packed, it is
+// the contiguous vector operand; a conv's data is then a broadcast). The
+// last such axis; -1 when none.
+int better_vector_axis(const SketchTask& task, const State& s, int stage);
 
 // A packed input's copy stage (a local-scope cache read of the CPU packing
 // rule), placed inside its reader by the random annotation.

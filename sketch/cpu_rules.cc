@@ -12,13 +12,16 @@ std::vector<SketchRulePtr> cpu_sketch_rules() {
   // and nothing else; rfactor and cache-write add alternatives to plain
   // tiling; tiling-with-fusion must come before plain tiling (which always
   // ends the stage); skip is the fallback for stages no rule consumed.
-  // Loom adds input packing just before tiling-with-fusion: it branches a
+  // Loom adds two rules just before tiling-with-fusion, both branching a
   // stage that already has its fusible consumer (after cache-write made
-  // one), and the packed branch is derived again from the top of the list.
+  // one), the branch derived again from the top of the list: the vector
+  // axis layout first (it decides the innermost axis), then input packing
+  // (which packs the inputs that innermost axis indexes).
   std::vector<SketchRulePtr> rules;
   rules.push_back(make_always_inline_rule());
   rules.push_back(make_add_rfactor_rule());
   rules.push_back(make_add_cache_write_rule());
+  rules.push_back(make_vector_axis_layout_rule());
   rules.push_back(make_pack_reused_input_rule());
   rules.push_back(make_multi_level_tiling_with_fusion_rule());
   rules.push_back(make_multi_level_tiling_rule());

@@ -35,6 +35,10 @@ struct SketchSettings {
   // tile (sketch/rules/pack_reused_input.cc; not an Ansor rule). Off gives
   // Ansor's sketch set exactly.
   bool pack_reused_inputs = true;
+  // CPU: also derive sketches in which a spatial axis filling whole vectors
+  // replaces an innermost axis that does not as the vector loop, stored last
+  // (sketch/rules/vector_axis_layout.cc; not an Ansor rule).
+  bool vector_axis_layouts = true;
 };
 
 struct SketchTask {

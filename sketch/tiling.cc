@@ -1,6 +1,7 @@
 #include "sketch/tiling.h"
 
 #include <algorithm>
+#include <map>
 
 #include "ir/error.h"
 
@@ -41,6 +42,9 @@ State multi_level_tile(const State& state, int stage, const std::string& structu
   std::vector<std::vector<int>> space_levels(n_space), reduce_levels(std::max(n_reduce, 1));
   State s = state;
   spatial_split_steps->clear();
+  // Split steps by spatial axis id: the loops may have been reordered before
+  // tiling (vector_axis_layout), but a follower matches axes by position.
+  std::map<int, int> split_step_of_axis;
   const std::vector<int> original = s.stage(stage).leaves;
   for (int id : original) {
     const Stage& st = s.stage(stage);
@@ -55,8 +59,9 @@ State multi_level_tile(const State& state, int stage, const std::string& structu
     s = s.split(stage, pos, std::vector<int64_t>(levels - 1, 1));
     const Stage& after = s.stage(stage);
     for (int l = 0; l < levels; ++l) out[l].push_back(after.leaves[pos + l]);
-    if (spatial) spatial_split_steps->push_back(static_cast<int>(s.steps().size()) - 1);
+    if (spatial) split_step_of_axis[id] = static_cast<int>(s.steps().size()) - 1;
   }
+  for (const auto& [axis, step] : split_step_of_axis) spatial_split_steps->push_back(step);
   std::vector<std::vector<int>> groups;
   int si = 0, ri = 0;
   for (char c : structure) groups.push_back(c == 'S' ? space_levels[si++] : reduce_levels[ri++]);

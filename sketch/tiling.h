@@ -15,7 +15,7 @@ namespace loom {
 // as there are 'R', and the levels are ordered as the letters (within a
 // level, loops keep their order). Returns the new state; the indices (into
 // the state's steps) of the spatial SP steps go to `spatial_split_steps`, in
-// the order of the spatial loops.
+// the order of the op's spatial axes (whatever the loop order).
 State multi_level_tile(const State& s, int stage, const std::string& structure,
                        std::vector<int>* spatial_split_steps);
 

@@ -74,6 +74,8 @@ void CacheWriteStep::apply(StateNode& n) const {
   if (!st.relations.empty())
     throw LoomError("cache_write of " + st.name() + " must come before its loops are transformed");
   check_nothing_attached(n, stage, "cache_write");
+  if (!st.storage_order.empty())
+    throw LoomError("cache_write of " + st.name() + " must come before its storage layout is set");
   const std::string name = unique_stage_name(n, st.name() + "_" + buffer_scope_name(scope));
   Op local = rebuild_op(st.op, name, st.op->body);
   std::vector<Expr> idx(st.op->axes.begin(), st.op->axes.end());

@@ -3,8 +3,10 @@
 // random, inlined (when it can be), kept at root, or computed at one loop of
 // its consumer (or of the stage its consumer is computed at). Stages are
 // visited from the output backwards so that a producer sees its consumer's
-// final location. A packing copy (pack_reused_input) is always computed at
-// one of those loops.
+// final location. A packing copy (pack_reused_input) is computed at one of
+// those loops, or, when it changes the layout (a conv's kernel stored
+// channels-last), also at root: a one-time transposition of a small tensor
+// instead of one per tile.
 #include "sketch/analysis.h"
 #include "sketch/annotation.h"
 
@@ -79,8 +81,12 @@ State change_compute_locations(const State& state, AnnotationContext& ctx) {
     auto candidates = location_candidates(s, i);
     if (is_packing_copy(s, i) && !candidates.empty()) {
       // Inlined it is the unpacked sketch again, at root a copy of the whole
-      // tensor: only the locations inside its reader are drawn.
-      const auto& [target, pos] = candidates[random_below(ctx.rng, candidates.size())];
+      // tensor: only the locations inside its reader are drawn, and root
+      // for a transposing copy.
+      const bool transposes = !st.storage_order.empty();
+      const uint64_t choice = random_below(ctx.rng, candidates.size() + (transposes ? 1 : 0));
+      if (choice == candidates.size()) continue;  // stays at root
+      const auto& [target, pos] = candidates[choice];
       s = s.compute_at(i, target, pos);
       continue;
     }

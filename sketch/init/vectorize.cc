@@ -3,7 +3,8 @@
 // one in a tiled stage, whose inner tiles are not contiguous), stopping at a
 // reduce loop, an annotated loop or a loop where another stage is computed;
 // a random number of them (at least one) is fused and vectorized. The
-// innermost loop must come from the stage's last axis, so the store is
+// innermost loop must come from the dimension the stage's buffer stores
+// last (its last axis unless an SL step says otherwise), so the store is
 // stride-1 across the vector lanes. A packing copy computed inside its
 // reader (pack_reused_input) vectorizes its innermost loop, whatever the
 // tile's width.
@@ -35,8 +36,7 @@ State annotate_vectorize(const State& state, AnnotationContext& ctx) {
   for (size_t i = 0; i < s.stages().size(); ++i) {
     const Stage& st = s.stages()[i];
     if (!has_loops(st) || st.leaves.empty() || st.op->axes.empty()) continue;
-    const int last_axis = static_cast<int>(st.op->axes.size()) - 1;
-    if (!descends_from(st, st.leaves.back(), last_axis)) continue;
+    if (!descends_from(st, st.leaves.back(), st.innermost_storage_dim())) continue;
     if (is_packing_copy(s, static_cast<int>(i))) {
       // Its loops span the whole tensor in the State; lowering bounds them
       // to the packed tile, whose rows are what the vector lanes copy.

@@ -6,12 +6,16 @@
 // mutation: computed at the first reduce tile loop, it is the packed panel
 // of BLIS-style GEMMs (a K-tile x N-tile block, contiguous, reused by every
 // row of the M tile), which ends the 4 KB-stride cache-set conflicts of
-// power-of-two row lengths; inlined, it is the plain sketch again.
+// power-of-two row lengths; inlined, it is the plain sketch again. When
+// the innermost axis indexes another dimension than the input's last (a
+// dense layer's W[j, k]), the copy stores that dimension last (see
+// sketch/packing.h).
 //
 // Only stages with a fusible consumer: the plain tiling of the same stage
 // (no cache write) would otherwise get a second, duplicate packed branch
 // through its cache-write stage.
 #include "sketch/analysis.h"
+#include "sketch/packing.h"
 #include "sketch/rules/rules.h"
 
 namespace loom {
@@ -31,17 +35,10 @@ class PackReusedInputRule : public SketchRule {
   }
 
   std::vector<SketchState> apply(const SketchTask&, const State& state, int stage) const override {
-    State s = state;
-    const std::string name = s.stage(stage).name();
-    // Each cache_read inserts a stage right after its tensor (before this
-    // one): re-find the stage and the inputs by name after each.
-    std::vector<std::string> inputs;
-    for (int t : packable_inputs(s, stage)) inputs.push_back(s.stage(t).name());
-    for (const std::string& input : inputs)
-      s = s.cache_read(s.stage_index(input), BufferScope::kLocal, {s.stage_index(name)});
     // The stage is derived again: its inputs are now local, so this rule
     // skips it and the tiling rules take it.
-    return {{s, s.stage_index(name)}};
+    State s = pack_inputs(state, &stage, packable_inputs(state, stage));
+    return {{s, stage}};
   }
 };
 

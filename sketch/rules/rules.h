@@ -13,5 +13,6 @@ SketchRulePtr make_multi_level_tiling_with_fusion_rule();
 SketchRulePtr make_add_cache_write_rule();
 SketchRulePtr make_add_rfactor_rule();
 SketchRulePtr make_pack_reused_input_rule();
+SketchRulePtr make_vector_axis_layout_rule();
 
 }  // namespace loom

@@ -216,6 +216,43 @@ TEST(CacheReadStep, CopiesInputForReaders) {
   expect_round_trip(s);
 }
 
+TEST(StorageLayoutStep, StoresDimensionsInTheGivenOrder) {
+  State s = State::initial(small_matmul());
+  int c = s.stage_index("C");
+  s = s.cache_write(c, BufferScope::kLocal);  // C_local[i, j] stored as [j, i]
+  s = s.storage_layout(c, {1, 0});
+  s = s.split(c + 1, 0, {4}).split(c + 1, 2, {5}).reorder(c + 1, {0, 2, 1, 3});
+  s = s.compute_at(c, c + 1, 1);
+  LoweredFunc f = lower(s);
+  const Buffer* b = f.find_buffer("C_local");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->shape, (std::vector<int64_t>{5, 4})) << to_string(f);
+  // Consecutive i are one float apart, consecutive j a column (4) apart.
+  EXPECT_NE(to_string(f).find("C_local[((j*4) + i)] = 0.0f"), std::string::npos) << to_string(f);
+  EXPECT_EQ(check_with_c_backend(s), "");
+  expect_round_trip(s);
+}
+
+TEST(StorageLayoutStep, TransposesAPackedInput) {
+  State s = State::initial(small_matmul());
+  s = s.cache_read(s.stage_index("A"), BufferScope::kLocal, {s.stage_index("C")});
+  s = s.storage_layout(s.stage_index("A_local"), {1, 0});  // A_local[k, i]
+  LoweredFunc f = lower(s);
+  const Buffer* b = f.find_buffer("A_local");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->shape, (std::vector<int64_t>{10, 12})) << to_string(f);
+  EXPECT_EQ(check_with_c_backend(s), "");
+  expect_round_trip(s);
+}
+
+TEST(StorageLayoutStep, IdentityIsNoLayout) {
+  State s = State::initial(small_matmul());
+  s = s.cache_read(s.stage_index("A"), BufferScope::kLocal, {s.stage_index("C")});
+  const int a = s.stage_index("A_local");
+  EXPECT_EQ(s.storage_layout(a, {0, 1}).stage(a).storage_order, std::vector<int>{});
+  EXPECT_EQ(s.storage_layout(a, {1, 0}).stage(a).innermost_storage_dim(), 0);
+}
+
 TEST(RfactorStep, FactorsSplitReduction) {
   auto dag = workload("matmul", R"({"M":2,"N":3,"K":37})");
   State s = State::initial(dag);
@@ -242,7 +279,7 @@ TEST(Replay, GivesIdenticalStateAndCode) {
 
 TEST(Registry, KnowsEveryStepKind) {
   auto tags = registered_step_tags();
-  for (const char* t : {"SP", "FSP", "FFSP", "FU", "RE", "AN", "PR", "CA", "CI", "CR", "CHR", "CHW", "RF"})
+  for (const char* t : {"SP", "FSP", "FFSP", "FU", "RE", "AN", "PR", "CA", "CI", "CR", "CHR", "CHW", "RF", "SL"})
     EXPECT_NE(std::find(tags.begin(), tags.end(), t), tags.end()) << t;
 }
 
@@ -269,6 +306,13 @@ TEST(InvalidStep, SplitExtentMismatch) { expect_invalid(State::initial(small_mat
 TEST(InvalidStep, ParallelReduceLoop) { expect_invalid(State::initial(small_matmul()), R"(["AN",2,2,"parallel"])", "reduce iterator"); }
 TEST(InvalidStep, UnknownTag) { expect_invalid(State::initial(small_matmul()), R"(["XX",2])", "unknown step tag"); }
 TEST(InvalidStep, MalformedFields) { expect_invalid(State::initial(small_matmul()), R"(["SP","two",0,12,[2],1])", "SP stage"); }
+TEST(InvalidStep, LayoutOfAnOutput) { expect_invalid(State::initial(small_matmul()), R"(["SL",2,[1,0]])", "output C"); }
+TEST(InvalidStep, LayoutOfAnInput) { expect_invalid(State::initial(small_matmul()), R"(["SL",0,[1,0]])", "input A"); }
+TEST(InvalidStep, LayoutNotAPermutation) {
+  State s = State::initial(small_matmul());
+  s = s.cache_read(s.stage_index("A"), BufferScope::kLocal, {s.stage_index("C")});
+  expect_invalid(s, R"(["SL",1,[1,1]])", "not a permutation");
+}
 TEST(InvalidStep, ComputeAtNonAncestor) {
   auto dag = workload("softmax", R"({"M":4,"N":6})");
   State s = State::initial(dag);

@@ -24,7 +24,11 @@ void expect_ok(const MeasureResult& r, int i) {
 
 TEST(Measurer, MeasuresValidCandidates) {
   Task task = small_matmul();
-  Measurer m(fast_options());
+  MeasureOptions o = fast_options();
+  // The untiled candidate can be over 10x slower than a tiled one timed
+  // before it in the batch (build order varies with load): no cutoff here.
+  o.slow_cutoff = 0;
+  Measurer m(o);
   std::vector<State> states = {State::initial(task.dag), tiled(task, 0), tiled(task, 1), tiled(task, 2)};
   auto rs = m.measure(task, states);
   ASSERT_EQ(rs.size(), states.size());
@@ -35,6 +39,20 @@ TEST(Measurer, MeasuresValidCandidates) {
   rs = m.measure(task, {tiled(task, 3)});
   expect_ok(rs[0], 0);
   EXPECT_EQ(m.last_stats().reference_s, 0);
+}
+
+TEST(Measurer, AHopelesslySlowCandidateCostsItsCheckingRun) {
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  // Every candidate is "slower than 1e-9 x the best": once the task has a
+  // best (first batch), later candidates are not timed further.
+  o.slow_cutoff = 1e-9;
+  Measurer m(o);
+  expect_ok(m.measure(task, {tiled(task, 0)})[0], 0);
+  MeasureResult r = m.measure(task, {tiled(task, 1)})[0];
+  EXPECT_EQ(r.error, ErrorKind::kNone) << r.error_msg;
+  ASSERT_EQ(r.costs_s.size(), 1u) << "the checking run's time only";
+  EXPECT_GT(r.costs_s[0], 0);
 }
 
 TEST(Measurer, FaultsCostOnlyTheirCandidate) {

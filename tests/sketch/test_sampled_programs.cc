@@ -2,7 +2,8 @@
 // plus random annotation can produce lowers, compiles and computes what the
 // reference computes. Random states of every registry workload (small
 // parameters), of a matmul with prime extents (non-divisible tiles) and of
-// the fused subgraphs are checked with the C backend.
+// the fused subgraphs are checked with the C backend; small convs also with
+// a vector width that makes their channels the vector axis.
 //
 // LOOM_LONG_TESTS=1 samples many more states per workload (nightly).
 #include <gtest/gtest.h>
@@ -22,6 +23,7 @@ struct Case {
   std::string workload;
   nlohmann::json params;
   int threads;
+  int vector_width = 16;
 };
 
 // gtest prints the parameter in test listings: the case name, not its bytes.
@@ -36,6 +38,16 @@ std::vector<Case> cases() {
   // One thread: no rfactor sketches for small reductions, other parallel shape.
   out.push_back({"matmul_one_thread", "matmul", {{"M", 8}, {"N", 8}, {"K", 64}}, 1});
   out.push_back({"conv2d_bias_relu_one_thread", "conv2d_bias_relu", find_workload("conv2d_bias_relu")->small_params, 1});
+  // Vector width 4: the output channels (4) fill vectors, the output width
+  // (5, 6) does not, so vector_axis_layout sketches (channel-last
+  // accumulators, transposed kernel packs) are sampled too.
+  out.push_back({"conv2d_channel_vectors", "conv2d",
+                 {{"N", 1}, {"C", 3}, {"H", 5}, {"W", 5}, {"K", 4}, {"R", 3}, {"S", 3}, {"stride", 1}, {"pad", 1}},
+                 4, 4});
+  out.push_back({"conv2d_bias_relu_channel_vectors", "conv2d_bias_relu",
+                 find_workload("conv2d_bias_relu")->small_params, 1, 4});
+  out.push_back({"dilated_conv2d_channel_vectors", "dilated_conv2d",
+                 find_workload("dilated_conv2d")->small_params, 4, 4});
   return out;
 }
 
@@ -48,7 +60,9 @@ class SampledPrograms : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SampledPrograms, MatchTheReference) {
   const Case& c = GetParam();
-  SketchPolicy policy(testing::sketch_task(c.workload, c.params, c.threads));
+  SketchTask task = testing::sketch_task(c.workload, c.params, c.threads);
+  task.vector_width = c.vector_width;
+  SketchPolicy policy(task);
   std::mt19937_64 rng(std::hash<std::string>()(c.name));
   std::vector<State> states = policy.sample(states_per_case(), rng);
   ASSERT_FALSE(states.empty());
@@ -64,6 +78,12 @@ TEST_P(SampledPrograms, MatchTheReference) {
       ADD_FAILURE() << c.name << ": " << err << "\nsteps: " << s.steps_json().dump() << "\n" << s.to_string();
   }
   EXPECT_EQ(failures, 0) << "of " << states.size() << " sampled states";
+  if (c.vector_width != 16) {
+    int with_layout = 0;
+    for (const State& s : states)
+      for (const Stage& st : s.stages()) with_layout += !st.storage_order.empty();
+    EXPECT_GT(with_layout, 0) << "no sampled state has a channels-last stage";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, SampledPrograms, ::testing::ValuesIn(cases()),

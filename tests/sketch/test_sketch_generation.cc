@@ -15,13 +15,14 @@ namespace {
 using testing::sketch_task;
 
 size_t count_sketches(const std::string& workload, const nlohmann::json& params, int threads,
-                      bool pack_reused_inputs = true) {
+                      bool loom_rules = true) {
   SketchTask task = sketch_task(workload, params, threads);
-  task.settings.pack_reused_inputs = pack_reused_inputs;
+  task.settings.pack_reused_inputs = loom_rules;
+  task.settings.vector_axis_layouts = loom_rules;
   return generate_sketches(task).size();
 }
 
-// Ansor's rule set: Loom's input packing off.
+// Ansor's rule set: Loom's input packing and vector axis layouts off.
 size_t count_ansor_sketches(const std::string& workload, const nlohmann::json& params, int threads) {
   return count_sketches(workload, params, threads, false);
 }
@@ -52,14 +53,22 @@ TEST(SketchCount, Matmul8x8x512OnOneThreadHasNoRfactorSketch) {
 // softmax (two of them) gets 9 and norm 3. Input packing adds the packed
 // variant of both fused sketches where an input's last index is the
 // innermost spatial axis and it is reused: the B of matmul and batch
-// matmul, TBG's value_T, the capsule conv's kernel.
+// matmul, TBG's value_T, the capsule conv's kernel, and (transposed) the W
+// of dense. The vector axis layout adds, where the innermost axis does not
+// fill vectors and the output channels do (the convs: widths 56, 28, 14; 64
+// channels), the same sketches with channels innermost and the kernel
+// packed channels-last: 2 more behind a cache write (conv2d, conv3d,
+// dilated and transposed conv), 3 more for conv2d_bias_relu (fused with relu
+// at 2 levels or tiled plainly). Not for depthwise and grouped convs, whose
+// data would be gathered along the channels, nor for conv1d, whose output
+// length (128) already fills vectors.
 TEST(SketchCount, EveryRegistryWorkloadWithDefaultParams) {
   const std::map<std::string, size_t> expected = {
       {"batch_matmul", 5}, {"capsule_conv2d", 5}, {"conv1d", 3},
-      {"conv2d", 3},       {"conv2d_bias_relu", 3}, {"conv3d", 3},
-      {"dense_bias_relu", 3}, {"depthwise_conv2d", 3}, {"dilated_conv2d", 3},
+      {"conv2d", 5},       {"conv2d_bias_relu", 6}, {"conv3d", 5},
+      {"dense_bias_relu", 6}, {"depthwise_conv2d", 3}, {"dilated_conv2d", 5},
       {"group_conv2d", 3}, {"matmul", 5},           {"norm", 3},
-      {"softmax", 9},      {"tbg", 5},              {"transposed_conv2d", 3},
+      {"softmax", 9},      {"tbg", 5},              {"transposed_conv2d", 5},
   };
   for (const auto& w : workload_registry()) {
     auto it = expected.find(w.name);
@@ -118,17 +127,65 @@ TEST(SketchRules, PackingAddsAPackedVariantOfEachFusedMatmulSketch) {
 TEST(SketchRules, OnlyAReusedInputIndexedByTheInnermostAxisIsPackable) {
   State mm = State::initial(std::make_shared<const ComputeDAG>(
       make_workload("matmul", {{"M", 64}, {"N", 64}, {"K", 64}})));
-  std::vector<int> inputs = sketch_analysis::packable_inputs(mm, mm.stage_index("C"));
+  auto inputs = sketch_analysis::packable_inputs(mm, mm.stage_index("C"));
   ASSERT_EQ(inputs.size(), 1u);
-  EXPECT_EQ(mm.stage(inputs[0]).name(), "B");
-  // dense reads W[j, k]: the last index is the reduce axis, nothing to pack.
+  EXPECT_EQ(mm.stage(inputs[0].stage).name(), "B");
+  EXPECT_EQ(inputs[0].dim, 1) << "B[k, j]: j is B's last dimension";
+}
+
+TEST(SketchRules, AnInputIndexedByTheInnermostAxisInAnotherDimensionIsPackedTransposed) {
+  // dense reads W[j, k]: the innermost axis j is W's first dimension.
   State dense = State::initial(std::make_shared<const ComputeDAG>(
       make_workload("dense_bias_relu", {{"M", 16}, {"N", 32}, {"K", 8}})));
-  EXPECT_TRUE(sketch_analysis::packable_inputs(dense, dense.stage_index("dense")).empty());
+  auto inputs = sketch_analysis::packable_inputs(dense, dense.stage_index("dense"));
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(dense.stage(inputs[0].stage).name(), "W");
+  EXPECT_EQ(inputs[0].dim, 0);
+  int packed = 0;
+  for (const State& s : generate_sketches(sketch_task("dense_bias_relu", {{"M", 16}, {"N", 32}, {"K", 8}}))) {
+    const int w_local = s.stage_index("W_local");
+    if (w_local < 0) continue;
+    ++packed;
+    const Stage& w = s.stage(w_local);
+    EXPECT_EQ(w.storage_order, (std::vector<int>{1, 0})) << "W_local[k, j]: j contiguous";
+    EXPECT_EQ(sketch_analysis::innermost_spatial_axis(w), 0) << "the copy's loops follow its layout";
+  }
+  EXPECT_EQ(packed, 3) << "fused at 2 levels and plain tiling";
+}
+
+TEST(SketchRules, ConvOutputChannelsBecomeTheVectorAxis) {
+  // Output width 56 is 3 vectors and a half; the 64 output channels are 4.
+  SketchTask task = sketch_task("conv2d_bias_relu", nlohmann::json::object());
+  State initial = State::initial(task.dag);
+  EXPECT_EQ(sketch_analysis::better_vector_axis(task, initial, initial.stage_index("conv")), 1);
+  int channel_innermost = 0;
+  for (const State& s : generate_sketches(task)) {
+    const Stage& conv = s.stage(s.stage_index("conv"));
+    if (conv.storage_order.empty()) {
+      EXPECT_EQ(sketch_analysis::innermost_spatial_axis(conv), 3) << "w, as Ansor";
+      continue;
+    }
+    ++channel_innermost;
+    EXPECT_EQ(conv.storage_order, (std::vector<int>{0, 2, 3, 1})) << "conv[n, h, w, k]";
+    EXPECT_EQ(sketch_analysis::innermost_spatial_axis(conv), 1) << "k";
+    const int kernel_local = s.stage_index("kernel_local");
+    ASSERT_GE(kernel_local, 0) << "channels innermost, the kernel is always packed";
+    EXPECT_EQ(s.stage(kernel_local).storage_order, (std::vector<int>{1, 2, 3, 0})) << "kernel_local[c, r, s, k]";
+  }
+  EXPECT_EQ(channel_innermost, 3) << "fused at 2 levels or tiled plainly";
+}
+
+TEST(SketchRules, AnInnermostAxisThatFillsVectorsKeepsItsPlace) {
+  SketchTask task = sketch_task("conv2d_bias_relu", {{"N", 1}, {"C", 16}, {"H", 8}, {"W", 32}, {"K", 32},
+                                                     {"R", 3}, {"S", 3}, {"stride", 1}, {"pad", 1}, {"dilation", 1}});
+  State initial = State::initial(task.dag);
+  EXPECT_EQ(sketch_analysis::better_vector_axis(task, initial, initial.stage_index("conv")), -1);
 }
 
 TEST(SketchRules, ElementwiseConsumerIsFusedAndBiasReluIsNotInlinedWhenOutput) {
-  auto sketches = generate_sketches(sketch_task("dense_bias_relu", {{"M", 16}, {"N", 32}, {"K", 8}}));
+  SketchTask task = sketch_task("dense_bias_relu", {{"M", 16}, {"N", 32}, {"K", 8}});
+  task.settings.pack_reused_inputs = false;
+  auto sketches = generate_sketches(task);
   ASSERT_EQ(sketches.size(), 3u);
   int fused = 0;
   for (const State& s : sketches) {

@@ -1,0 +1,19 @@
+// Packing a stage's input into a local copy (a cache read), shared by the
+// rules that pack: pack_reused_input and vector_axis_layout.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/state.h"
+#include "sketch/analysis.h"
+
+namespace loom {
+
+// Reads each input through a local copy. A copy whose `dim` is not the
+// input's last dimension stores `dim` last (an SL step) and its loops follow
+// that order, so it writes — and the reader's vector loop reads — contiguous
+// lanes. Returns the state and the reader's new index in `*stage`.
+State pack_inputs(const State& state, int* stage, const std::vector<sketch_analysis::PackableInput>& inputs);
+
+}  // namespace loom
