@@ -5,8 +5,8 @@
 // visited from the output backwards so that a producer sees its consumer's
 // final location. A packing copy (pack_reused_input) is computed at one of
 // those loops, or, when it changes the layout (a conv's kernel stored
-// channels-last), also at root: a one-time transposition of a small tensor
-// instead of one per tile.
+// channels-last), at root half the time: a one-time transposition of a
+// small tensor instead of one per tile.
 #include "sketch/analysis.h"
 #include "sketch/annotation.h"
 
@@ -81,11 +81,13 @@ State change_compute_locations(const State& state, AnnotationContext& ctx) {
     auto candidates = location_candidates(s, i);
     if (is_packing_copy(s, i) && !candidates.empty()) {
       // Inlined it is the unpacked sketch again, at root a copy of the whole
-      // tensor: only the locations inside its reader are drawn, and root
-      // for a transposing copy.
+      // tensor: only the locations inside its reader are drawn. A
+      // transposing copy stays at root half the time: a one-time layout
+      // change of (typically) weights, where inside the reader it would be
+      // redone for every tile that needs it.
       const bool transposes = !st.storage_order.empty();
-      const uint64_t choice = random_below(ctx.rng, candidates.size() + (transposes ? 1 : 0));
-      if (choice == candidates.size()) continue;  // stays at root
+      if (transposes && random_below(ctx.rng, 2) == 0) continue;  // stays at root
+      const uint64_t choice = random_below(ctx.rng, candidates.size());
       const auto& [target, pos] = candidates[choice];
       s = s.compute_at(i, target, pos);
       continue;
