@@ -9,9 +9,9 @@
 // contiguous vectors. The inputs it indexes in another dimension than their
 // last are packed with it last (a conv's kernel, channels-last: without
 // that, every vector of weights would be a gather); the inputs that do not
-// depend on it become broadcast operands — the
-// direct-convolution kernel of oneDNN-style libraries, without changing the
-// layout of the program's inputs or outputs.
+// depend on it become broadcast operands — the direct-convolution kernel of
+// oneDNN-style libraries, without changing the layout of the program's
+// inputs or outputs.
 //
 // Only stages with a fusible consumer (a cache-write stage or conv -> relu):
 // the stage's own buffer is then an intermediate whose layout is ours.
