@@ -3,14 +3,30 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
+#include "ir/lower.h"
 #include "search/crossover.h"
 
 namespace loom {
+
+std::vector<float> random_scores_of_valid(const std::vector<State>& states, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(0, 1);
+  std::vector<float> out(states.size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    out[i] = u(rng);  // drawn for every state: the stream does not depend on validity
+    try {
+      lower(states[i]);
+    } catch (const std::exception&) {
+      out[i] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  return out;
+}
 
 std::string state_key(const State& s) { return s.steps_json().dump(); }
 

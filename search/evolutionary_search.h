@@ -22,6 +22,12 @@ namespace loom {
 // Higher is better; -inf marks a state that cannot be scored (e.g. does not lower).
 using ScoreFn = std::function<std::vector<float>(const std::vector<State>&)>;
 
+// Scores for a search without a trained model yet: uniform random for the
+// states that lower, -inf for those that do not (a mutation may move a
+// stage inside a loop its consumer runs outside of), so that invalid
+// children are discarded before any model exists too.
+std::vector<float> random_scores_of_valid(const std::vector<State>& states, std::mt19937_64& rng);
+
 // Identity of a schedule: its step history as JSON text.
 std::string state_key(const State& s);
 

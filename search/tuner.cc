@@ -93,13 +93,9 @@ void Tuner::resume_from_log() {
 ScoreFn Tuner::score_fn(int task_index) {
   const Task& task = *tasks_[task_index].task;
   if (static_cast<int>(model_->num_records()) < opts_.search.model_warmup_records) {
-    // Too few records for the model to be worth its time: random scores.
-    return [this](const std::vector<State>& states) {
-      std::uniform_real_distribution<float> u(0, 1);
-      std::vector<float> s(states.size());
-      for (auto& x : s) x = u(rng_);
-      return s;
-    };
+    // Too few records for the model to be worth its time: random scores
+    // (and -inf for states that do not lower).
+    return [this](const std::vector<State>& states) { return random_scores_of_valid(states, rng_); };
   }
   return [this, &task](const std::vector<State>& states) { return model_->predict(task, states); };
 }

@@ -2,8 +2,11 @@
 // result; crossover combines parents stage by stage.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
 
+#include "ir/lower.h"
 #include "ir/steps.h"
 #include "search/crossover.h"
 #include "search/evolutionary_search.h"
@@ -148,6 +151,22 @@ TEST(EvolutionarySearch, ReturnsDistinctUnmeasuredStatesBestFirst) {
   std::vector<float> scores = score(best);
   for (size_t i = 1; i < scores.size(); ++i) EXPECT_GE(scores[i - 1], scores[i]);
   EXPECT_GT(es.stats().mutations_ok, 0);
+}
+
+TEST(EvolutionarySearch, ScoresWithoutAModelMarkStatesThatDoNotLower) {
+  auto dag = testing::workload("matmul", R"({"M":12,"N":20,"K":10})");
+  State valid = State::initial(dag);
+  // C_local is computed at C's j0 loop, but its packed A at j1, a loop that
+  // runs after C_local is done: replay accepts each step, lowering refuses.
+  State s = valid.cache_write(2, BufferScope::kLocal);  // C_local 2, C 3
+  s = s.split(3, 0, {4}).split(3, 2, {5}).reorder(3, {0, 2, 1, 3}).compute_at(2, 3, 1);
+  s = s.cache_read(0, BufferScope::kLocal, {s.stage_index("C_local")});
+  State invalid = s.compute_at(s.stage_index("A_local"), s.stage_index("C"), 3);
+  ASSERT_ANY_THROW(lower(invalid));
+  std::mt19937_64 rng(1);
+  std::vector<float> scores = random_scores_of_valid({valid, invalid}, rng);
+  EXPECT_TRUE(std::isfinite(scores[0]));
+  EXPECT_EQ(scores[1], -std::numeric_limits<float>::infinity());
 }
 
 }  // namespace
