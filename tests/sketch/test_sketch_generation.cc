@@ -51,10 +51,11 @@ TEST(SketchCount, Matmul8x8x512OnOneThreadHasNoRfactorSketch) {
 // exp stages are not strictly inlineable so they add no alternatives; every
 // plain reduction with a long reduce axis gets 3 (2 rfactor + as is), so
 // softmax (two of them) gets 9 and norm 3. Input packing adds the packed
-// variant of both fused sketches where an input's last index is the
-// innermost spatial axis and it is reused: the B of matmul and batch
-// matmul, TBG's value_T, the capsule conv's kernel, and (transposed) the W
-// of dense. The vector axis layout adds, where the innermost axis does not
+// variant of the sketches with a fusible stage where a reused input is
+// indexed by exactly the innermost spatial axis: both fused sketches of
+// matmul and batch matmul (B), TBG (value_T) and the capsule conv (its
+// kernel), all 3 of dense+bias+ReLU (W, transposed). The vector axis
+// layout adds, where the innermost axis does not
 // fill vectors and the output channels do (the convs: widths 56, 28, 14; 64
 // channels), the same sketches with channels innermost and the kernel
 // packed channels-last: 2 more behind a cache write (conv2d, conv3d,
