@@ -9,6 +9,7 @@
 //   [147, 157) arithmetic-intensity curve
 //   [157, 161) allocation
 //   [161, 166) outer loops, guards, init store
+//   [166, 179) innermost loop, accumulator tile, cache traffic, unrolled body
 #include "costmodel/features.h"
 
 #include <algorithm>
@@ -26,10 +27,13 @@ using namespace feature_detail;
 namespace {
 
 constexpr int kArith = 0, kVec = 16, kUnroll = 27, kParallel = 38, kGpu = 49, kBuf = 57,
-              kCurve = 147, kAlloc = 157, kOuter = 161;
-static_assert(kOuter + 5 == kNumFeatures, "feature layout and kNumFeatures disagree");
+              kCurve = 147, kAlloc = 157, kOuter = 161, kInner = 166;
+static_assert(kInner + 13 == kNumFeatures, "feature layout and kNumFeatures disagree");
 static_assert(kBuf + kMaxFeatureBuffers * kFeaturesPerBuffer == kCurve, "buffer block size");
 constexpr int kCurvePoints = 10;
+// Cache sizes for the traffic estimates (bytes): a typical x86 core's L1d
+// and L2. Only orders of magnitude matter to the models.
+constexpr double kL1Bytes = 32.0 * 1024, kL2Bytes = 512.0 * 1024;
 
 // Arithmetic op kinds (offsets within [0, 16)).
 enum Op : int {
@@ -105,12 +109,18 @@ class Extractor {
  private:
   void visit(const Stmt& s) {
     switch (s->kind) {
-      case StmtKind::kFor:
-        loops_.push_back({s->loop_var->var_id, std::max<int64_t>(1, s->extent), s->for_kind,
-                          s->auto_unroll_max_step});
+      case StmtKind::kFor: {
+        // The auto-unroll step of a loop holds for the loops inside it too.
+        const int64_t saved_limit = unroll_limit_;
+        if (s->auto_unroll_max_step > 0) unroll_limit_ = s->auto_unroll_max_step;
+        LoopInfo info{s->loop_var->var_id, std::max<int64_t>(1, s->extent), s->for_kind, s->auto_unroll_max_step};
+        info.unrolled = unrolled_by_codegen(s);
+        loops_.push_back(info);
         visit(s->body[0]);
         loops_.pop_back();
+        unroll_limit_ = saved_limit;
         break;
+      }
       case StmtKind::kIf:
         conds_.push_back(s->cond);
         for (const Stmt& b : s->body)
@@ -128,6 +138,32 @@ class Extractor {
       case StmtKind::kStore:
         store(*s);
         break;
+    }
+  }
+
+  // Whether the LLVM emitter unrolls this loop (mirrors codegen/llvm): an
+  // unroll-annotated loop up to 16384 statement instances, a serial loop
+  // whose nest has at most the auto-unroll step of instances.
+  bool unrolled_by_codegen(const Stmt& loop) const {
+    if (loop->for_kind == ForKind::kUnrolled) return nest_steps(loop) <= (int64_t{1} << 14);
+    return loop->for_kind == ForKind::kSerial && unroll_limit_ > 0 && nest_steps(loop) <= unroll_limit_;
+  }
+  // Statement instances in a nest, a vectorized loop counting once.
+  static int64_t nest_steps(const Stmt& s) {
+    constexpr int64_t kCap = int64_t{1} << 40;
+    if (!s) return 0;
+    switch (s->kind) {
+      case StmtKind::kStore: return 1;
+      case StmtKind::kFor: {
+        const int64_t body = s->body.empty() ? 0 : nest_steps(s->body[0]);
+        if (s->for_kind == ForKind::kVectorized) return body;
+        return body > 0 && s->extent > kCap / body ? kCap : s->extent * body;
+      }
+      default: {
+        int64_t total = 0;
+        for (const Stmt& b : s->body) total = std::min(kCap, total + nest_steps(b));
+        return total;
+      }
     }
   }
 
@@ -292,6 +328,105 @@ class Extractor {
       row[kOuter + 3] = log_count(static_cast<double>(conds_.size()));
       row[kOuter + 4] = loads.empty();
     }
+
+    // [166, 179) What the code generator and the caches make of the inner
+    // loops. The per-buffer features above describe each buffer's innermost
+    // *moving* loop; fast CPU kernels are decided by the innermost loop
+    // itself (are its accesses contiguous vectors, broadcasts or gathers?),
+    // by how many accumulators stay in registers across the reduction, and
+    // by how much data each cache level must reload.
+    {
+      float* o = row + kInner;
+      int inner = -1;  // innermost loop with extent > 1
+      for (size_t d = n; d-- > 0;)
+        if (loops_[d].extent > 1) {
+          inner = static_cast<int>(d);
+          break;
+        }
+      // inner_len: extent of that loop.
+      o[0] = log_count(inner >= 0 ? static_cast<double>(loops_[inner].extent) : 0.0);
+      // vec_waste_8, vec_waste_16: share of the lanes of 8- and 16-wide
+      // vectors left empty by the innermost vectorized loop's extent (the
+      // remainder iterations).
+      for (size_t d = n; d-- > 0;)
+        if (loops_[d].kind == ForKind::kVectorized) {
+          const double len = static_cast<double>(loops_[d].extent);
+          for (int k = 0; k < 2; ++k) {
+            const double width = k == 0 ? 8.0 : 16.0, padded = std::ceil(len / width) * width;
+            o[1 + k] = static_cast<float>((padded - len) / padded);
+          }
+          break;
+        }
+      // inner_broadcast, inner_contiguous, inner_strided: accesses per
+      // execution whose index does not move along the innermost loop, moves
+      // by one element, or moves by more (or non-linearly: a gather).
+      double broadcast = 0, contiguous = 0, strided = 0;
+      for (const BufferAccess& a : acc) {
+        if (inner < 0 || !a.form.used[inner]) broadcast += a.count;
+        else if (std::fabs(a.form.coef[inner]) == 1.0) contiguous += a.count;
+        else strided += a.count;
+      }
+      o[3] = log_count(broadcast);
+      o[4] = log_count(contiguous);
+      o[5] = log_count(strided);
+      // inner_store_invariant: the innermost loop does not move the store
+      // (a reduction accumulates into one element: a dependence chain).
+      o[6] = inner >= 0 && !store_form.used[inner];
+      // acc_tile_inner, acc_tile_outer: for an accumulating store, the
+      // elements of the stored buffer updated inside the innermost and inside
+      // the outermost reduce-like loop (one the store index does not use) —
+      // the accumulators live across that loop (registers when small).
+      if (acc[0].read) {
+        int red_outer = -1, red_inner = -1;
+        for (size_t d = 0; d < n; ++d)
+          if (loops_[d].extent > 1 && !store_form.used[d]) {
+            if (red_outer < 0) red_outer = static_cast<int>(d);
+            red_inner = static_cast<int>(d);
+          }
+        if (red_inner >= 0) {
+          o[7] = log_count(access_footprint(acc[0], loops_, static_cast<size_t>(red_inner) + 1));
+          o[8] = log_count(access_footprint(acc[0], loops_, static_cast<size_t>(red_outer) + 1));
+        }
+      }
+      // traffic_l1, traffic_l2: bytes reloaded into a cache of that size.
+      // Loop level l is the innermost whose sub-nest touches more than the
+      // cache holds; each of its iterations (and of the loops outside it)
+      // brings in the footprint of level l + 1, which fits. When the whole
+      // nest fits, its footprint is loaded once.
+      for (int k = 0; k < 2; ++k) {
+        const double cache = k == 0 ? kL1Bytes : kL2Bytes;
+        double traffic = unique_by_level[0];
+        for (size_t l = n; l-- > 0;)
+          if (unique_by_level[l] > cache) {
+            double iters = 1;
+            for (size_t d = 0; d <= l; ++d) iters *= static_cast<double>(loops_[d].extent);
+            traffic = iters * unique_by_level[l + 1];
+            break;
+          }
+        o[9 + k] = log_count(traffic);
+      }
+      // vec_effective: the innermost vectorized loop becomes vector code.
+      // The emitter runs it lane by lane when the store does not move along
+      // it (several lanes would update one element: a reduction).
+      int vec = -1;
+      for (size_t d = n; d-- > 0;)
+        if (loops_[d].kind == ForKind::kVectorized && loops_[d].extent > 1) {
+          vec = static_cast<int>(d);
+          break;
+        }
+      const bool vec_effective = vec >= 0 && store_form.used[vec];
+      o[12] = vec_effective;
+      // unrolled_body: copies of the statement in straight-line code — the
+      // product of the enclosing loops the emitter unrolls, times the vector
+      // chunks of an effective vectorized loop of at most 4 chunks of 16
+      // (emitted one after the other). The register tile the compiler sees.
+      double body = 1;
+      for (const auto& l : loops_)
+        if (l.unrolled) body *= static_cast<double>(l.extent);
+      if (vec_effective && loops_[vec].extent <= 4 * 16) body *= std::ceil(loops_[vec].extent / 16.0);
+      o[11] = log_count(body);
+
+    }
   }
 
   const LoweredFunc& f_;
@@ -299,6 +434,7 @@ class Extractor {
   std::vector<LoopInfo> loops_;
   std::vector<Expr> conds_;
   std::map<std::string, size_t> alloc_depth_;
+  int64_t unroll_limit_ = 0;  // auto-unroll step in effect
 };
 
 std::vector<std::string> make_names() {
@@ -322,6 +458,10 @@ std::vector<std::string> make_names() {
   for (int i = 0; i < kCurvePoints; ++i) v.push_back("arith_intensity_" + std::to_string(i));
   for (const char* a : {"alloc_size", "alloc_prod", "alloc_outer_prod", "alloc_inner_prod"}) v.push_back(a);
   for (const char* a : {"outer_prod", "num_loops", "auto_unroll_max_step", "num_guards", "is_init"})
+    v.push_back(a);
+  for (const char* a : {"inner_len", "vec_waste_8", "vec_waste_16", "inner_broadcast", "inner_contiguous",
+                        "inner_strided", "inner_store_invariant", "acc_tile_inner", "acc_tile_outer",
+                        "traffic_l1", "traffic_l2", "unrolled_body", "vec_effective"})
     v.push_back(a);
   return v;
 }

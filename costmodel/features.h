@@ -21,14 +21,14 @@ namespace loom {
 
 // Bump when the meaning or order of features changes: saved models record it
 // and refuse to load against a different layout.
-constexpr int kFeatureVersion = 1;
+constexpr int kFeatureVersion = 2;
 // Per-buffer access features are kept for this many buffers per statement
 // (the ones with the most bytes accessed); missing ones are zero.
 constexpr int kMaxFeatureBuffers = 5;
 constexpr int kFeaturesPerBuffer = 18;
 // 16 arithmetic + 33 annotation + 8 GPU + 5*18 buffer + 10 intensity curve
-// + 4 allocation + 5 outer-loop.
-constexpr int kNumFeatures = 16 + 33 + 8 + kMaxFeatureBuffers * kFeaturesPerBuffer + 10 + 4 + 5;
+// + 4 allocation + 5 outer-loop + 13 inner loop / registers / caches.
+constexpr int kNumFeatures = 16 + 33 + 8 + kMaxFeatureBuffers * kFeaturesPerBuffer + 10 + 4 + 5 + 13;
 
 // Feature rows of one program: `num_stmts` rows of kNumFeatures floats,
 // row-major. `valid` is false when the state could not be lowered (an invalid
@@ -64,6 +64,7 @@ struct LoopInfo {
   int64_t extent = 1;
   ForKind kind = ForKind::kSerial;
   int64_t auto_unroll = 0;
+  bool unrolled = false;  // the code generator unrolls it (annotation or auto-unroll step)
 };
 
 // Linear form of a flat buffer index in the enclosing loop variables:
@@ -91,6 +92,9 @@ struct BufferAccess {
 // accesses over loops [level, n) for level = 0..n (for the intensity curve).
 std::vector<double> buffer_access_features(const std::vector<BufferAccess>& accesses,
                                            const std::vector<LoopInfo>& loops, float* out);
+// Elements one access touches over loops [level, n): the span of its index,
+// capped by the distinct iterations of the loops it uses and the buffer size.
+double access_footprint(const BufferAccess& a, const std::vector<LoopInfo>& loops, size_t level);
 // Names of the buffer-access features of one slot (without the "Bk." prefix).
 const std::vector<std::string>& buffer_feature_names();
 

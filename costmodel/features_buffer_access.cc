@@ -63,10 +63,10 @@ void accumulate(const Expr& e, double scale, const std::vector<LoopInfo>& loops,
   for (size_t d = 0; d < loops.size(); ++d) f.used[d] = f.used[d] || tmp.used[d];
 }
 
-// Elements touched by one access over loops [level, n): the span of the
-// index (1 + sum |coef| * (extent - 1)), capped by the number of distinct
-// iterations of the loops it uses and by the buffer size.
-double footprint(const BufferAccess& a, const std::vector<LoopInfo>& loops, size_t level) {
+}  // namespace
+
+// The span of the index is 1 + sum |coef| * (extent - 1).
+double access_footprint(const BufferAccess& a, const std::vector<LoopInfo>& loops, size_t level) {
   double span = 1, iters = 1;
   for (size_t d = level; d < loops.size(); ++d) {
     if (!a.form.used[d]) continue;
@@ -77,6 +77,8 @@ double footprint(const BufferAccess& a, const std::vector<LoopInfo>& loops, size
   }
   return std::min({span, iters, static_cast<double>(a.buffer_elems)});
 }
+
+namespace {
 
 struct Computed {
   double bytes = 0, unique_bytes = 0;
@@ -113,7 +115,7 @@ std::vector<double> buffer_access_features(const std::vector<BufferAccess>& acce
   std::vector<std::vector<double>> fp(accesses.size(), std::vector<double>(n + 1, 0.0));
   for (size_t a = 0; a < accesses.size(); ++a)
     for (size_t l = 0; l <= n; ++l) {
-      fp[a][l] = footprint(accesses[a], loops, l);
+      fp[a][l] = access_footprint(accesses[a], loops, l);
       unique_by_level[l] += fp[a][l] * kElemBytes;
     }
 

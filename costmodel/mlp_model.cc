@@ -1,8 +1,14 @@
 // The MLP cost model. The only translation unit that includes LibTorch.
 //
 // Network: per statement row, standardized features -> `layers` x
-// (Linear(hidden) + ReLU) -> Linear(1); a program's score is the sum of its
-// rows' outputs (programs are sets of statements of varying size).
+// (Linear(hidden) + ReLU + dropout while training) -> Linear(1); a program's
+// score is the sum of its rows' outputs (programs are sets of statements of
+// varying size). The model is an ensemble of `members` such networks, each
+// initialized from its own seed and early-stopped on its own validation
+// share; its score is their mean. On 5,040 measured programs one network
+// ranks 0.005-0.01 worse than the mean of five (its early stopping picks a
+// lucky epoch on a few hundred programs; averaging cancels that), and
+// together the members train on every program.
 //
 // Training (fit): labels are normalized throughput in [0, 1] per task. Loss =
 // pairwise logistic rank loss over all pairs of programs of the same task
@@ -10,9 +16,10 @@
 // y_i > y_j), + mse_weight x MSE(score, label) to keep the scale anchored.
 // Adam; early stopping on the pairwise accuracy of a held-out fraction of the
 // programs (the best weights are restored); every fit is bounded by
-// max_train_seconds. The feature standardization (mean/std per feature) is
-// computed at the first fit and then frozen, so later fits warm-start from the
-// current weights without the inputs shifting under them.
+// max_train_seconds, shared by the members in turn (one that stops early
+// leaves its time to the next). The feature standardization (mean/std per
+// feature) is computed at the first fit and then frozen, so later fits
+// warm-start from the current weights without the inputs shifting under them.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -29,7 +36,7 @@ namespace loom {
 MlpSettings MlpSettings::from_json(const nlohmann::json& j, const std::string& where) {
   using namespace settings_util;
   check_keys(j, {"hidden", "layers", "learning_rate", "weight_decay", "batch_programs", "max_epochs", "patience",
-                 "valid_fraction", "max_train_seconds", "mse_weight", "threads", "seed"},
+                 "valid_fraction", "max_train_seconds", "mse_weight", "threads", "seed", "members", "dropout"},
              where);
   MlpSettings s;
   s.hidden = get_int(j, "hidden", s.hidden, 1, 4096, where);
@@ -44,6 +51,8 @@ MlpSettings MlpSettings::from_json(const nlohmann::json& j, const std::string& w
   s.mse_weight = get_double(j, "mse_weight", s.mse_weight, 0.0, 1e6, where);
   s.threads = get_int(j, "threads", s.threads, 1, 1024, where);
   s.seed = get_int(j, "seed", s.seed, 0, INT32_MAX, where);
+  s.members = get_int(j, "members", s.members, 1, 64, where);
+  s.dropout = get_double(j, "dropout", s.dropout, 0.0, 0.9, where);
   return s;
 }
 
@@ -53,13 +62,14 @@ nlohmann::json MlpSettings::to_json() const {
           {"batch_programs", batch_programs}, {"max_epochs", max_epochs},
           {"patience", patience},     {"valid_fraction", valid_fraction},
           {"max_train_seconds", max_train_seconds}, {"mse_weight", mse_weight},
-          {"threads", threads},       {"seed", seed}};
+          {"threads", threads},       {"seed", seed},
+          {"members", members},       {"dropout", dropout}};
 }
 
 namespace {
 
 struct NetImpl : torch::nn::Module {
-  NetImpl(int in, int hidden, int layers) {
+  NetImpl(int in, int hidden, int layers, double dropout) : dropout(dropout) {
     int prev = in;
     for (int i = 0; i < layers; ++i) {
       fc.push_back(register_module("fc" + std::to_string(i), torch::nn::Linear(prev, hidden)));
@@ -69,14 +79,18 @@ struct NetImpl : torch::nn::Module {
     mean = register_buffer("mean", torch::zeros({in}));
     inv_std = register_buffer("inv_std", torch::ones({in}));
   }
-  torch::Tensor forward(torch::Tensor x) {
+  // Rows -> the sum of their outputs per program (seg: each row's program).
+  torch::Tensor forward(torch::Tensor x, const torch::Tensor& seg, int64_t num_programs) {
+    torch::Tensor scores = torch::zeros({num_programs});
+    if (x.size(0) == 0) return scores;
     x = (x - mean) * inv_std;
-    for (auto& l : fc) x = torch::relu(l->forward(x));
-    return out->forward(x).squeeze(1);
+    for (auto& l : fc) x = torch::dropout(torch::relu(l->forward(x)), dropout, is_training());
+    return scores.index_add(0, seg, out->forward(x).squeeze(1));
   }
   std::vector<torch::nn::Linear> fc;
   torch::nn::Linear out{nullptr};
   torch::Tensor mean, inv_std;
+  double dropout;
 };
 TORCH_MODULE(Net);
 
@@ -108,10 +122,11 @@ Packed pack(const std::vector<ProgramFeatures>& programs, const std::vector<size
 
 class MlpModel : public CostModel {
  public:
-  explicit MlpModel(const MlpSettings& s)
-      : s_(s), net_(nullptr), rng_(static_cast<uint64_t>(s.seed)) {
-    torch::manual_seed(static_cast<uint64_t>(s.seed));
-    net_ = Net(kNumFeatures, s.hidden, s.layers);  // initialized under the seed
+  explicit MlpModel(const MlpSettings& s) : s_(s), rng_(static_cast<uint64_t>(s.seed)) {
+    for (int m = 0; m < s.members; ++m) {
+      torch::manual_seed(static_cast<uint64_t>(s.seed + m));
+      nets_.push_back(Net(kNumFeatures, s.hidden, s.layers, s.dropout));  // initialized under its seed
+    }
   }
 
   std::string name() const override { return "mlp"; }
@@ -120,10 +135,15 @@ class MlpModel : public CostModel {
   std::vector<float> predict_features(const std::vector<ProgramFeatures>& programs) override {
     torch::set_num_threads(s_.threads);
     torch::NoGradGuard no_grad;
-    net_->eval();
     std::vector<size_t> all(programs.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-    torch::Tensor scores = forward_programs(pack(programs, all)).contiguous();
+    Packed p = pack(programs, all);
+    torch::Tensor scores = torch::zeros({p.num_programs});
+    for (auto& net : nets_) {
+      net->eval();
+      scores += net->forward(p.rows, p.seg, p.num_programs);
+    }
+    scores = (scores / static_cast<double>(nets_.size())).contiguous();
     std::vector<float> out(scores.data_ptr<float>(), scores.data_ptr<float>() + programs.size());
     for (size_t i = 0; i < programs.size(); ++i)
       if (!programs[i].valid) out[i] = kInvalidProgramScore;
@@ -142,71 +162,15 @@ class MlpModel : public CostModel {
       if (programs[i].valid && programs[i].num_stmts > 0) usable.push_back(i);
     if (usable.size() < 2) return;
     if (!standardized_) standardize(programs, usable);
-
-    // Hold out programs for early stopping (only when there are enough).
-    std::vector<size_t> train, valid;
-    stable_split(usable, usable.size() >= 20 ? s_.valid_fraction : 0.0, static_cast<uint64_t>(s_.seed), &train,
-                 &valid);
-    Packed vpack = pack(programs, valid);
-    std::vector<float> vlabels, vscores;
-    std::vector<int> vgroups;
-    for (size_t i : valid) vlabels.push_back(labels[i]), vgroups.push_back(groups[i]);
-
-    torch::optim::Adam opt(net_->parameters(),
-                           torch::optim::AdamOptions(s_.learning_rate).weight_decay(s_.weight_decay));
-    double best_acc = -1;
-    std::vector<torch::Tensor> best;
-    int since_best = 0;
-    if (!valid.empty()) {
-      best_acc = valid_accuracy(vpack, vlabels, vgroups);
-      best = snapshot();
+    std::string summary;
+    for (size_t m = 0; m < nets_.size(); ++m) {
+      const double budget = s_.max_train_seconds * static_cast<double>(m + 1) / static_cast<double>(nets_.size());
+      summary += (m ? "; " : "") + fit_member(nets_[m], static_cast<uint64_t>(s_.seed) + m, programs, labels,
+                                               groups, usable, [&] { return elapsed() >= budget; });
     }
-    const double initial_acc = best_acc;
-    int best_epoch = 0, epochs = 0;
-    const size_t bs = static_cast<size_t>(s_.batch_programs);
-    for (int epoch = 0; epoch < s_.max_epochs && elapsed() < s_.max_train_seconds; ++epoch) {
-      epochs = epoch + 1;
-      net_->train();
-      std::shuffle(train.begin(), train.end(), rng_);
-      for (size_t b = 0; b < train.size() && elapsed() < s_.max_train_seconds; b += bs) {
-        std::vector<size_t> batch(train.begin() + b, train.begin() + std::min(train.size(), b + bs));
-        if (batch.size() < 2) continue;
-        std::vector<float> y;
-        std::vector<int64_t> g;
-        for (size_t i : batch) y.push_back(labels[i]), g.push_back(groups[i]);
-        torch::Tensor yt = torch::from_blob(y.data(), {static_cast<int64_t>(y.size())}).clone();
-        torch::Tensor gt = torch::from_blob(g.data(), {static_cast<int64_t>(g.size())}, torch::kLong).clone();
-        torch::Tensor s = forward_programs(pack(programs, batch));
-        torch::Tensor diff = s.unsqueeze(1) - s.unsqueeze(0);
-        torch::Tensor mask = (gt.unsqueeze(1) == gt.unsqueeze(0)).logical_and(yt.unsqueeze(1) > yt.unsqueeze(0))
-                                 .to(torch::kFloat);
-        torch::Tensor loss =
-            (torch::softplus(-diff) * mask).sum() / torch::clamp_min(mask.sum(), 1.0) +
-            s_.mse_weight * torch::mse_loss(s, yt);
-        opt.zero_grad();
-        loss.backward();
-        opt.step();
-      }
-      if (valid.empty()) continue;
-      double acc = valid_accuracy(vpack, vlabels, vgroups);
-      if (acc > best_acc + 1e-6) {
-        best_acc = acc, best = snapshot(), since_best = 0, best_epoch = epoch + 1;
-      } else if (++since_best >= s_.patience) {
-        break;
-      }
-    }
-    if (!best.empty()) restore(best);
-    char summary[200];
-    if (valid.empty())
-      std::snprintf(summary, sizeof summary, "%d epochs, no validation (%zu train programs, %.1f s)", epochs,
-                    train.size(), elapsed());
-    else
-      std::snprintf(summary, sizeof summary,
-                    "%d epochs, weights of epoch %d kept, validation pairwise %.3f -> %.3f (%zu train, %zu "
-                    "validation programs, %.1f s)",
-                    epochs, best_epoch, initial_acc, best_acc, train.size(), valid.size(), elapsed());
-    last_fit_summary_ = summary;
-    net_->eval();
+    char total[64];
+    std::snprintf(total, sizeof total, " (%.1f s)", elapsed());
+    last_fit_summary_ = summary + total;
   }
 
  protected:
@@ -244,20 +208,87 @@ class MlpModel : public CostModel {
       t.copy_(torch::from_blob(v.data(), t.sizes()));
     }
     standardized_ = std_flag != 0;
-    net_->eval();
+    for (auto& net : nets_) net->eval();
   }
 
  private:
-  torch::Tensor forward_programs(const Packed& p) {
-    torch::Tensor out = torch::zeros({p.num_programs});
-    if (p.rows.size(0) == 0) return out;
-    return out.index_add(0, p.seg, net_->forward(p.rows));
+  template <typename OutOfTime>
+  std::string fit_member(Net& net, uint64_t seed, const std::vector<ProgramFeatures>& programs,
+                         const std::vector<float>& labels, const std::vector<int>& groups,
+                         const std::vector<size_t>& usable, OutOfTime out_of_time) {
+    // Dropout masks come from LibTorch's global generator: seeded here, so a
+    // fit depends only on the settings and its data.
+    torch::manual_seed(seed);
+    // Hold out programs for early stopping (only when there are enough); each
+    // member holds out a different share.
+    std::vector<size_t> train, valid;
+    stable_split(usable, usable.size() >= 20 ? s_.valid_fraction : 0.0, seed, &train, &valid);
+    Packed vpack = pack(programs, valid);
+    std::vector<float> vlabels;
+    std::vector<int> vgroups;
+    for (size_t i : valid) vlabels.push_back(labels[i]), vgroups.push_back(groups[i]);
+
+    torch::optim::Adam opt(net->parameters(),
+                           torch::optim::AdamOptions(s_.learning_rate).weight_decay(s_.weight_decay));
+    double best_acc = -1;
+    std::vector<torch::Tensor> best;
+    int since_best = 0;
+    if (!valid.empty()) {
+      best_acc = valid_accuracy(net, vpack, vlabels, vgroups);
+      best = snapshot(net);
+    }
+    const double initial_acc = best_acc;
+    int best_epoch = 0, epochs = 0;
+    const size_t bs = static_cast<size_t>(s_.batch_programs);
+    for (int epoch = 0; epoch < s_.max_epochs && !out_of_time(); ++epoch) {
+      epochs = epoch + 1;
+      net->train();
+      std::shuffle(train.begin(), train.end(), rng_);
+      for (size_t b = 0; b < train.size() && !out_of_time(); b += bs) {
+        std::vector<size_t> batch(train.begin() + b, train.begin() + std::min(train.size(), b + bs));
+        if (batch.size() < 2) continue;
+        std::vector<float> y;
+        std::vector<int64_t> g;
+        for (size_t i : batch) y.push_back(labels[i]), g.push_back(groups[i]);
+        torch::Tensor yt = torch::from_blob(y.data(), {static_cast<int64_t>(y.size())}).clone();
+        torch::Tensor gt = torch::from_blob(g.data(), {static_cast<int64_t>(g.size())}, torch::kLong).clone();
+        Packed bp = pack(programs, batch);
+        torch::Tensor s = net->forward(bp.rows, bp.seg, bp.num_programs);
+        torch::Tensor diff = s.unsqueeze(1) - s.unsqueeze(0);
+        torch::Tensor mask = (gt.unsqueeze(1) == gt.unsqueeze(0)).logical_and(yt.unsqueeze(1) > yt.unsqueeze(0))
+                                 .to(torch::kFloat);
+        torch::Tensor loss =
+            (torch::softplus(-diff) * mask).sum() / torch::clamp_min(mask.sum(), 1.0) +
+            s_.mse_weight * torch::mse_loss(s, yt);
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+      }
+      if (valid.empty()) continue;
+      double acc = valid_accuracy(net, vpack, vlabels, vgroups);
+      if (acc > best_acc + 1e-6) {
+        best_acc = acc, best = snapshot(net), since_best = 0, best_epoch = epoch + 1;
+      } else if (++since_best >= s_.patience) {
+        break;
+      }
+    }
+    if (!best.empty()) restore(net, best);
+    net->eval();
+    char summary[200];
+    if (valid.empty())
+      std::snprintf(summary, sizeof summary, "%d epochs, no validation (%zu train programs)", epochs, train.size());
+    else
+      std::snprintf(summary, sizeof summary,
+                    "%d epochs, weights of epoch %d kept, validation pairwise %.3f -> %.3f (%zu train, %zu "
+                    "validation programs)",
+                    epochs, best_epoch, initial_acc, best_acc, train.size(), valid.size());
+    return summary;
   }
 
-  double valid_accuracy(const Packed& vpack, const std::vector<float>& y, const std::vector<int>& g) {
+  double valid_accuracy(Net& net, const Packed& vpack, const std::vector<float>& y, const std::vector<int>& g) {
     torch::NoGradGuard no_grad;
-    net_->eval();
-    torch::Tensor s = forward_programs(vpack).contiguous();
+    net->eval();
+    torch::Tensor s = net->forward(vpack.rows, vpack.seg, vpack.num_programs).contiguous();
     std::vector<float> sv(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
     return pairwise_accuracy(sv, y, g);
   }
@@ -265,30 +296,35 @@ class MlpModel : public CostModel {
   void standardize(const std::vector<ProgramFeatures>& programs, const std::vector<size_t>& idx) {
     torch::NoGradGuard no_grad;
     torch::Tensor rows = pack(programs, idx).rows;
-    net_->mean.copy_(rows.mean(0));
-    net_->inv_std.copy_(1.0 / torch::clamp_min(rows.std(0, /*unbiased=*/false), 1e-3));
+    for (auto& net : nets_) {
+      net->mean.copy_(rows.mean(0));
+      net->inv_std.copy_(1.0 / torch::clamp_min(rows.std(0, /*unbiased=*/false), 1e-3));
+    }
     standardized_ = true;
   }
 
-  // Parameters then buffers, in registration order (the payload order).
+  // Per network: parameters then buffers, in registration order (the payload order).
   std::vector<torch::Tensor> tensors() const {
-    std::vector<torch::Tensor> t = net_->parameters();
-    for (const auto& b : net_->buffers()) t.push_back(b);
+    std::vector<torch::Tensor> t;
+    for (const auto& net : nets_) {
+      for (const auto& p : net->parameters()) t.push_back(p);
+      for (const auto& b : net->buffers()) t.push_back(b);
+    }
     return t;
   }
-  std::vector<torch::Tensor> snapshot() const {
+  static std::vector<torch::Tensor> snapshot(const Net& net) {
     std::vector<torch::Tensor> s;
-    for (const auto& t : net_->parameters()) s.push_back(t.detach().clone());
+    for (const auto& t : net->parameters()) s.push_back(t.detach().clone());
     return s;
   }
-  void restore(const std::vector<torch::Tensor>& s) {
+  static void restore(Net& net, const std::vector<torch::Tensor>& s) {
     torch::NoGradGuard no_grad;
-    auto params = net_->parameters();
+    auto params = net->parameters();
     for (size_t i = 0; i < params.size(); ++i) params[i].copy_(s[i]);
   }
 
   MlpSettings s_;
-  Net net_;
+  std::vector<Net> nets_;
   std::mt19937_64 rng_;
   bool standardized_ = false;
 };

@@ -1,5 +1,5 @@
-// The default cost model: a small per-statement MLP in LibTorch whose outputs
-// are summed per program (only mlp_model.cc includes LibTorch).
+// The default cost model: an ensemble of small per-statement MLPs in LibTorch
+// whose outputs are summed per program (only mlp_model.cc includes LibTorch).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,8 @@ struct MlpSettings {
   double mse_weight = 0.1;        // weight of the MSE term next to the pairwise rank loss
   int threads = 1;                // torch intra-op threads (training and inference)
   int seed = 0;
+  int members = 5;                // networks in the ensemble (scores averaged); member m uses seed + m
+  double dropout = 0.1;           // dropout after each hidden layer while training
 
   // Strict: unknown keys or out-of-range values throw LoomError naming `where.key`.
   static MlpSettings from_json(const nlohmann::json& j, const std::string& where = "mlp");

@@ -20,7 +20,7 @@ float feat(const ProgramFeatures& p, int stmt, const std::string& name) {
 TEST(Features, NamesMatchLayout) {
   EXPECT_EQ(feature_names().size(), static_cast<size_t>(kNumFeatures));
   EXPECT_EQ(feature_index("float_mad"), 0);
-  EXPECT_EQ(feature_names().back(), "is_init");
+  EXPECT_EQ(feature_names().back(), "vec_effective");
   EXPECT_THROW(feature_index("no_such_feature"), LoomError);
 }
 
@@ -137,6 +137,89 @@ TEST(Features, TiledMatmulAnnotationsAndPragma) {
   EXPECT_FLOAT_EQ(feat(p, upd, "parallel_len"), lg((64 / 16) * (64 / 32)));
   EXPECT_FLOAT_EQ(feat(p, upd, "auto_unroll_max_step"), lg(16));
   EXPECT_FLOAT_EQ(feat(p, upd, "float_mad"), lg(64.0 * 64 * 64));
+}
+
+TEST(Features, InnerLoopAccessesOfAVectorizedStore) {
+  // C[i*8+j] = A[i*8+j] + B[j], j innermost and vectorized: all three
+  // accesses move by one element along j; 8 lanes fill an 8-wide vector and
+  // half of a 16-wide one.
+  ProgramFeatures p = extract_features(vector_add());
+  EXPECT_FLOAT_EQ(feat(p, 0, "inner_len"), lg(8));
+  EXPECT_FLOAT_EQ(feat(p, 0, "inner_contiguous"), lg(3));
+  EXPECT_FLOAT_EQ(feat(p, 0, "inner_broadcast"), 0);
+  EXPECT_FLOAT_EQ(feat(p, 0, "inner_strided"), 0);
+  EXPECT_FLOAT_EQ(feat(p, 0, "inner_store_invariant"), 0);
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_waste_8"), 0);
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_waste_16"), 0.5f);
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_effective"), 1);
+  // 1,056 bytes in all fit in L1: loaded once.
+  EXPECT_FLOAT_EQ(feat(p, 0, "traffic_l1"), lg(512 + 512 + 32));
+}
+
+TEST(Features, ReductionInTheInnermostLoopIsADependenceChain) {
+  // Naive matmul update C[i,j] += A[i,rk] * B[rk,j], rk innermost: C does
+  // not move along rk (read and written: 2 accesses), A moves by 1, B by 16.
+  ProgramFeatures p = extract_features(State::initial(matmul_dag(16)));
+  EXPECT_FLOAT_EQ(feat(p, 1, "inner_store_invariant"), 1);
+  EXPECT_FLOAT_EQ(feat(p, 1, "inner_broadcast"), lg(2));
+  EXPECT_FLOAT_EQ(feat(p, 1, "inner_contiguous"), lg(1));
+  EXPECT_FLOAT_EQ(feat(p, 1, "inner_strided"), lg(1));
+  // One accumulator: nothing inside rk moves C.
+  EXPECT_FLOAT_EQ(feat(p, 1, "acc_tile_inner"), lg(1));
+  EXPECT_FLOAT_EQ(feat(p, 1, "acc_tile_outer"), lg(1));
+  EXPECT_FLOAT_EQ(feat(p, 1, "vec_effective"), 0);
+  // The init store accumulates nothing.
+  EXPECT_FLOAT_EQ(feat(p, 0, "acc_tile_inner"), 0);
+}
+
+TEST(Features, VectorizedReductionLoopRunsLaneByLane) {
+  // for i in 4: for k in 16 (vectorized): S[i] = S[i] + A[i*16+k]
+  Var i = make_var("i", 4), k = make_var("k", 16);
+  LoweredFunc f;
+  f.args = {{"A", {64}, BufferScope::kGlobal}, {"S", {4}, BufferScope::kGlobal}};
+  f.body = make_for(i, 4, ForKind::kSerial,
+                    make_for(k, 16, ForKind::kVectorized, make_store("S", i, load("S", {i}) + load("A", {i * 16 + k}))));
+  ProgramFeatures p = extract_features(f);
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_len"), lg(16));
+  EXPECT_FLOAT_EQ(feat(p, 0, "vec_effective"), 0);
+}
+
+TEST(Features, TrafficCountsReloadsOfWhatDoesNotFitInCache) {
+  // for i in 64: for j in 4096: C[j] = C[j] + A[i*4096+j]. One i iteration
+  // touches 16 KiB of A and 16 KiB of C: 32 KiB, which fits L1; the whole
+  // nest (1 MiB of A) does not, so C is reloaded every i: 64 x 32 KiB.
+  Var i = make_var("i", 64), j = make_var("j", 4096);
+  LoweredFunc f;
+  f.args = {{"A", {64 * 4096}, BufferScope::kGlobal}, {"C", {4096}, BufferScope::kGlobal}};
+  f.body = make_for(i, 64, ForKind::kSerial,
+                    make_for(j, 4096, ForKind::kSerial, make_store("C", j, load("C", {j}) + load("A", {i * 4096 + j}))));
+  ProgramFeatures p = extract_features(f);
+  EXPECT_FLOAT_EQ(feat(p, 0, "traffic_l1"), lg(64.0 * 32768));
+  // L2 (512 KiB) cannot hold the whole nest either.
+  EXPECT_FLOAT_EQ(feat(p, 0, "traffic_l2"), lg(64.0 * 32768));
+  // i does not move C: it is the reduce-like loop, and the 4096 elements of
+  // C updated inside it are the accumulators.
+  EXPECT_FLOAT_EQ(feat(p, 0, "acc_tile_inner"), lg(4096));
+}
+
+TEST(Features, UnrolledBodyFollowsTheAutoUnrollStep) {
+  // for i in 4: for j in 4: for k in 8 (vectorized): C[i*32+j*8+k] = A[same]
+  // under an auto-unroll step: the emitter unrolls a serial loop whose nest
+  // has at most that many statement instances (the vector loop counts once).
+  auto nest = [](int64_t step) {
+    Var i = make_var("i", 4), j = make_var("j", 4), k = make_var("k", 8);
+    Expr idx = i * 32 + j * 8 + k;
+    LoweredFunc f;
+    f.args = {{"A", {128}, BufferScope::kGlobal}, {"C", {128}, BufferScope::kGlobal}};
+    f.body = make_for(i, 4, ForKind::kSerial,
+                      make_for(j, 4, ForKind::kSerial,
+                               make_for(k, 8, ForKind::kVectorized, make_store("C", idx, load("A", {idx})))),
+                      step);
+    return extract_features(f);
+  };
+  EXPECT_FLOAT_EQ(feat(nest(16), 0, "unrolled_body"), lg(16));  // i (16 instances) and j (4)
+  EXPECT_FLOAT_EQ(feat(nest(8), 0, "unrolled_body"), lg(4));    // only j
+  EXPECT_FLOAT_EQ(feat(nest(0), 0, "unrolled_body"), lg(1));    // no step: nothing
 }
 
 TEST(Features, InvalidStateHasNoRows) {
