@@ -3,9 +3,13 @@
 // Generated code outlines the body of a parallel loop into
 //   void body(int64_t begin, int64_t end, void* closure)
 // and calls loom_parallel_for(extent, body, closure, num_threads). The range
-// [0, extent) is split statically into min(num_threads, extent) contiguous
-// chunks of near-equal size; the calling thread runs the first chunk and
-// pool workers the others; the call returns when all chunks are done.
+// [0, extent) is split into min(4 * threads, extent) contiguous chunks of
+// near-equal size, threads = min(num_threads, extent); each thread (the
+// caller and threads - 1 pool workers) owns a contiguous run of them, as
+// static scheduling would, and once its own are done takes the ones left of
+// the others (a thread slowed down by another process on a shared machine
+// no longer holds the region up by its whole share). The call returns when
+// all chunks are done.
 // A parallel loop reached from inside a worker (nested parallelism), or with
 // num_threads <= 1, runs serially on the calling thread. Calls from
 // different external threads are serialized (one parallel region at a time).

@@ -1,7 +1,9 @@
 // The persistent thread pool behind parallel loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -20,6 +22,7 @@ struct Recorder {
   std::mutex mu;
   std::set<std::thread::id> threads;
   std::vector<std::pair<int64_t, int64_t>> ranges;
+  std::vector<std::thread::id> range_threads;  // who ran ranges[i]
   explicit Recorder(int64_t n) : hits(n) {}
 };
 
@@ -29,23 +32,43 @@ void record(int64_t begin, int64_t end, void* closure) {
   std::lock_guard<std::mutex> lock(r->mu);
   r->threads.insert(std::this_thread::get_id());
   r->ranges.push_back({begin, end});
+  r->range_threads.push_back(std::this_thread::get_id());
 }
 
-TEST(ThreadPool, CoversRangeOnceWithStaticChunks) {
+TEST(ThreadPool, CoversRangeOnceInNearEqualChunks) {
   for (int64_t n : {1, 2, 5, 100, 1001}) {
     for (int threads : {1, 2, 4}) {
       Recorder r(n);
       loom_parallel_for(n, record, &r, threads);
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(r.hits[i].load(), 1) << n << " " << threads << " " << i;
-      int64_t chunks = std::min<int64_t>(threads, n);
-      EXPECT_EQ(static_cast<int64_t>(r.ranges.size()), chunks);
-      EXPECT_EQ(static_cast<int64_t>(r.threads.size()), chunks);
-      for (auto& [b, e] : r.ranges) {  // near-equal chunks
+      const int64_t used = std::min<int64_t>(threads, n);
+      const int64_t chunks = used == 1 ? 1 : std::min<int64_t>(4 * used, n);
+      EXPECT_EQ(static_cast<int64_t>(r.ranges.size()), chunks) << n << " " << threads;
+      EXPECT_LE(static_cast<int64_t>(r.threads.size()), used);
+      for (auto& [b, e] : r.ranges) {
         EXPECT_GE(e - b, n / chunks);
         EXPECT_LE(e - b, n / chunks + 1);
       }
     }
   }
+}
+
+// The caller's first chunk stalls (as if its core were taken by another
+// process): the worker runs its own chunks, then the caller's remaining ones.
+void stall_first_chunk(int64_t begin, int64_t end, void* closure) {
+  if (begin == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  record(begin, end, closure);
+}
+
+TEST(ThreadPool, AnIdleThreadTakesTheChunksOfAStalledOne) {
+  Recorder r(8);
+  loom_parallel_for(8, stall_first_chunk, &r, 2);
+  for (int64_t i = 0; i < 8; ++i) ASSERT_EQ(r.hits[i].load(), 1) << i;
+  ASSERT_EQ(r.ranges.size(), 8u);
+  int by_caller = 0;
+  for (const auto& id : r.range_threads) by_caller += id == std::this_thread::get_id();
+  // Static chunking would leave chunks 1-3 to the stalled caller.
+  EXPECT_EQ(by_caller, 1) << "the worker took the caller's chunks 1-3 while chunk 0 stalled";
 }
 
 TEST(ThreadPool, ZeroExtentDoesNothing) {
