@@ -17,6 +17,7 @@
 #include <map>
 #include <thread>
 
+#include "codegen/unrolling.h"
 #include "ir/error.h"
 #include "ir/lower.h"
 
@@ -114,7 +115,10 @@ class Extractor {
         const int64_t saved_limit = unroll_limit_;
         if (s->auto_unroll_max_step > 0) unroll_limit_ = s->auto_unroll_max_step;
         LoopInfo info{s->loop_var->var_id, std::max<int64_t>(1, s->extent), s->for_kind, s->auto_unroll_max_step};
-        info.unrolled = unrolled_by_codegen(s);
+        // What the CPU emitter unrolls (codegen/unrolling.h): only plain
+        // and unroll-annotated loops.
+        info.unrolled = (s->for_kind == ForKind::kSerial || s->for_kind == ForKind::kUnrolled) &&
+                        unrolled_at_emission(s, unroll_limit_);
         loops_.push_back(info);
         visit(s->body[0]);
         loops_.pop_back();
@@ -138,32 +142,6 @@ class Extractor {
       case StmtKind::kStore:
         store(*s);
         break;
-    }
-  }
-
-  // Whether the LLVM emitter unrolls this loop (mirrors codegen/llvm): an
-  // unroll-annotated loop up to 16384 statement instances, a serial loop
-  // whose nest has at most the auto-unroll step of instances.
-  bool unrolled_by_codegen(const Stmt& loop) const {
-    if (loop->for_kind == ForKind::kUnrolled) return nest_steps(loop) <= (int64_t{1} << 14);
-    return loop->for_kind == ForKind::kSerial && unroll_limit_ > 0 && nest_steps(loop) <= unroll_limit_;
-  }
-  // Statement instances in a nest, a vectorized loop counting once.
-  static int64_t nest_steps(const Stmt& s) {
-    constexpr int64_t kCap = int64_t{1} << 40;
-    if (!s) return 0;
-    switch (s->kind) {
-      case StmtKind::kStore: return 1;
-      case StmtKind::kFor: {
-        const int64_t body = s->body.empty() ? 0 : nest_steps(s->body[0]);
-        if (s->for_kind == ForKind::kVectorized) return body;
-        return body > 0 && s->extent > kCap / body ? kCap : s->extent * body;
-      }
-      default: {
-        int64_t total = 0;
-        for (const Stmt& b : s->body) total = std::min(kCap, total + nest_steps(b));
-        return total;
-      }
     }
   }
 
@@ -345,18 +323,19 @@ class Extractor {
         }
       // inner_len: extent of that loop.
       o[0] = log_count(inner >= 0 ? static_cast<double>(loops_[inner].extent) : 0.0);
+      int vec = -1;  // innermost vectorized loop
+      for (size_t d = n; d-- > 0 && vec < 0;)
+        if (loops_[d].kind == ForKind::kVectorized) vec = static_cast<int>(d);
       // vec_waste_8, vec_waste_16: share of the lanes of 8- and 16-wide
       // vectors left empty by the innermost vectorized loop's extent (the
       // remainder iterations).
-      for (size_t d = n; d-- > 0;)
-        if (loops_[d].kind == ForKind::kVectorized) {
-          const double len = static_cast<double>(loops_[d].extent);
-          for (int k = 0; k < 2; ++k) {
-            const double width = k == 0 ? 8.0 : 16.0, padded = std::ceil(len / width) * width;
-            o[1 + k] = static_cast<float>((padded - len) / padded);
-          }
-          break;
+      if (vec >= 0) {
+        const double len = static_cast<double>(loops_[vec].extent);
+        for (int k = 0; k < 2; ++k) {
+          const double width = k == 0 ? 8.0 : 16.0, padded = std::ceil(len / width) * width;
+          o[1 + k] = static_cast<float>((padded - len) / padded);
         }
+      }
       // inner_broadcast, inner_contiguous, inner_strided: accesses per
       // execution whose index does not move along the innermost loop, moves
       // by one element, or moves by more (or non-linearly: a gather).
@@ -408,13 +387,7 @@ class Extractor {
       // vec_effective: the innermost vectorized loop becomes vector code.
       // The emitter runs it lane by lane when the store does not move along
       // it (several lanes would update one element: a reduction).
-      int vec = -1;
-      for (size_t d = n; d-- > 0;)
-        if (loops_[d].kind == ForKind::kVectorized && loops_[d].extent > 1) {
-          vec = static_cast<int>(d);
-          break;
-        }
-      const bool vec_effective = vec >= 0 && store_form.used[vec];
+      const bool vec_effective = vec >= 0 && loops_[vec].extent > 1 && store_form.used[vec];
       o[12] = vec_effective;
       // unrolled_body: copies of the statement in straight-line code — the
       // product of the enclosing loops the emitter unrolls, times the vector

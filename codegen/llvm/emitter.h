@@ -139,10 +139,8 @@ class IREmitter {
   std::unordered_map<std::string, std::pair<llvm::MDNode*, llvm::MDNode*>> scope_lists_;
 };
 
-// Analyses used by the emitter (no LLVM types).
-// Total loop steps of a nest: stores count 1, loops multiply by their extent,
-// vectorized loops count their body once.
-int64_t nest_steps_vectorized(const Stmt& s);
+// Analyses used by the emitter (no LLVM types; unrolling decisions are in
+// codegen/unrolling.h).
 // If e == e|var=0 + stride*var for all values of var (affine with a constant
 // coefficient), sets *stride and returns true.
 bool linear_stride(const Expr& e, int64_t var_id, int64_t* stride);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "codegen/llvm/emitter.h"
+#include "codegen/unrolling.h"
 #include "ir/error.h"
 
 namespace loom {
@@ -16,8 +17,6 @@ namespace llvm_backend {
 namespace {
 
 constexpr int64_t kMaxStackBytes = 64 * 1024;
-// Emission-time unrolling beyond this many emitted steps falls back to a loop.
-constexpr int64_t kMaxUnrolledSteps = 1 << 14;
 
 void collect_uses(const Stmt& s, std::set<int64_t>* vars, std::set<std::string>* buffers) {
   auto on_expr = [&](const Expr& e) {
@@ -137,7 +136,13 @@ void IREmitter::emit_for(const Stmt& s) {
   int64_t saved_limit = unroll_limit_;
   if (s->auto_unroll_max_step > 0) unroll_limit_ = s->auto_unroll_max_step;
   switch (s->for_kind) {
-    case ForKind::kUnrolled: emit_unrolled(s); break;
+    case ForKind::kUnrolled:
+      if (unrolled_at_emission(s, unroll_limit_)) {
+        emit_unrolled(s);
+      } else {
+        emit_serial(s);
+      }
+      break;
     case ForKind::kVectorized:
       if (vec_) {
         emit_serial(s);  // nested in a vector chunk: a uniform loop
@@ -152,14 +157,12 @@ void IREmitter::emit_for(const Stmt& s) {
         emit_parallel(s);
       }
       break;
-    default: {
-      int64_t steps = unroll_limit_ > 0 ? nest_steps_vectorized(s) : 0;
-      if (unroll_limit_ > 0 && steps <= unroll_limit_) {
+    default:
+      if (unrolled_at_emission(s, unroll_limit_)) {
         emit_unrolled(s);
       } else {
         emit_serial(s);
       }
-    }
   }
   unroll_limit_ = saved_limit;
 }
@@ -179,11 +182,6 @@ void IREmitter::emit_serial(const Stmt& s) {
 }
 
 void IREmitter::emit_unrolled(const Stmt& s) {
-  int64_t steps = nest_steps_vectorized(s);
-  if (steps > kMaxUnrolledSteps) {
-    emit_serial(s);
-    return;
-  }
   for (int64_t i = 0; i < s->extent; ++i) {
     bind_var(s->loop_var, b_.getInt64(i));
     emit_stmt(s->body[0]);
