@@ -71,6 +71,32 @@ std::vector<std::pair<std::string, std::vector<std::vector<Expr>>>> reads_by_ten
   return out;
 }
 
+// The variables an access's indices use.
+std::set<int64_t> index_vars(const std::vector<Expr>& indices) {
+  std::set<int64_t> vars;
+  for (const Expr& idx : indices)
+    visit(idx, [&](const Expr& e) {
+      if (e->kind == ExprKind::kVar) vars.insert(e->var_id);
+    });
+  return vars;
+}
+
+// Some spatial axis of extent > 1 is not among `vars`: an access using only
+// `vars` is reused across that axis.
+bool misses_an_axis(const OpNode& op, const std::set<int64_t>& vars) {
+  for (const Var& a : op.axes)
+    if (a->extent > 1 && !vars.count(a->var_id)) return true;
+  return false;
+}
+
+// The (last) dimension whose index is exactly `axis`; -1 if none.
+int dim_indexed_by(const std::vector<Expr>& indices, const Var& axis) {
+  int dim = -1;
+  for (size_t d = 0; d < indices.size(); ++d)
+    if (indices[d]->kind == ExprKind::kVar && indices[d]->var_id == axis->var_id) dim = static_cast<int>(d);
+  return dim;
+}
+
 bool has_branch_or_expensive_call(const Expr& body) {
   // Ansor treats only exp as expensive; Loom counts every transcendental
   // call, for the same reason: inlining would evaluate it once per read.
@@ -105,17 +131,8 @@ bool needs_multi_level_tiling(const State& s, int stage) {
   int n_missing = 0;
   for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
     std::set<int64_t> vars;
-    for (const auto& indices : accesses)
-      for (const Expr& idx : indices)
-        visit(idx, [&](const Expr& e) {
-          if (e->kind == ExprKind::kVar) vars.insert(e->var_id);
-        });
-    for (const Var& axis : op.axes) {
-      if (axis->extent > 1 && !vars.count(axis->var_id)) {
-        ++n_missing;  // at most one per input tensor
-        break;
-      }
-    }
+    for (const auto& indices : accesses) vars.merge(index_vars(indices));
+    if (misses_an_axis(op, vars)) ++n_missing;  // at most one per input tensor
     if (n_missing >= 2 || (n_missing >= 1 && !op.reduce_axes.empty())) return true;
   }
   return false;
@@ -158,19 +175,8 @@ std::vector<PackableInput> packable_inputs(const State& s, int stage) {
     const std::vector<Expr>& indices = accesses[0];
     // One index is the innermost spatial axis itself: the packed tile,
     // stored with that dimension last, is contiguous along the vector loop.
-    int dim = -1;
-    for (size_t d = 0; d < indices.size(); ++d)
-      if (indices[d]->kind == ExprKind::kVar && indices[d]->var_id == innermost->var_id)
-        dim = static_cast<int>(d);
-    if (dim < 0) continue;
-    std::set<int64_t> vars;
-    for (const Expr& idx : indices)
-      visit(idx, [&](const Expr& e) {
-        if (e->kind == ExprKind::kVar) vars.insert(e->var_id);
-      });
-    bool reused = false;
-    for (const Var& a : op.axes) reused |= a->extent > 1 && !vars.count(a->var_id);
-    if (reused) out.push_back({t, dim});
+    const int dim = dim_indexed_by(indices, innermost);
+    if (dim >= 0 && misses_an_axis(op, index_vars(indices))) out.push_back({t, dim});
   }
   return out;
 }
@@ -188,20 +194,11 @@ int better_vector_axis(const SketchTask& task, const State& s, int stage) {
     bool indexed = false;
     for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
       for (const auto& indices : accesses) {
-        std::set<int64_t> vars;
-        int whole_dim = -1;
-        for (size_t d = 0; d < indices.size(); ++d) {
-          visit(indices[d], [&](const Expr& e) {
-            if (e->kind == ExprKind::kVar) vars.insert(e->var_id);
-          });
-          if (indices[d]->kind == ExprKind::kVar && indices[d]->var_id == axis->var_id)
-            whole_dim = static_cast<int>(d);
-        }
+        const std::set<int64_t> vars = index_vars(indices);
         if (!vars.count(axis->var_id)) continue;
-        if (whole_dim < 0) return false;
-        bool reused = false;
-        for (const Var& a : op.axes) reused |= a->extent > 1 && !vars.count(a->var_id);
-        if (whole_dim != static_cast<int>(indices.size()) - 1 && !reused) return false;
+        const int dim = dim_indexed_by(indices, axis);
+        if (dim < 0) return false;
+        if (dim != static_cast<int>(indices.size()) - 1 && !misses_an_axis(op, vars)) return false;
         indexed = true;
       }
     }

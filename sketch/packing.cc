@@ -4,6 +4,14 @@
 
 namespace loom {
 
+std::vector<int> order_with_last(int ndim, int last) {
+  std::vector<int> order;
+  for (int d = 0; d < ndim; ++d)
+    if (d != last) order.push_back(d);
+  order.push_back(last);
+  return order;
+}
+
 State pack_inputs(const State& state, int* stage, const std::vector<sketch_analysis::PackableInput>& inputs) {
   State s = state;
   const std::string reader = s.stage(*stage).name();
@@ -17,10 +25,7 @@ State pack_inputs(const State& state, int* stage, const std::vector<sketch_analy
     const int copy = t + 1;
     const int ndim = static_cast<int>(s.stage(copy).op->axes.size());
     if (dim == ndim - 1) continue;
-    std::vector<int> order;
-    for (int d = 0; d < ndim; ++d)
-      if (d != dim) order.push_back(d);
-    order.push_back(dim);
+    const std::vector<int> order = order_with_last(ndim, dim);
     s = s.storage_layout(copy, order).reorder(copy, order);
   }
   *stage = s.stage_index(reader);

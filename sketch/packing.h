@@ -10,6 +10,10 @@
 
 namespace loom {
 
+// 0..ndim-1 in order, except `last`, which comes last: the storage (and
+// loop) order that makes dimension `last` contiguous.
+std::vector<int> order_with_last(int ndim, int last);
+
 // Reads each input through a local copy. A copy whose `dim` is not the
 // input's last dimension stores `dim` last (an SL step) and its loops follow
 // that order, so it writes — and the reader's vector loop reads — contiguous

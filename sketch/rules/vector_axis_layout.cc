@@ -47,10 +47,7 @@ class VectorAxisLayoutRule : public SketchRule {
     const Stage& st = state.stage(stage);
     const int axis = better_vector_axis(task, state, stage);
     const int n_axes = static_cast<int>(st.op->axes.size());
-    std::vector<int> dims;  // the other axes in order, then `axis`
-    for (int a = 0; a < n_axes; ++a)
-      if (a != axis) dims.push_back(a);
-    dims.push_back(axis);
+    const std::vector<int> dims = order_with_last(n_axes, axis);
     std::vector<int> loop_order = dims;  // reduce loops stay innermost, in order
     for (int p = n_axes; p < static_cast<int>(st.leaves.size()); ++p) loop_order.push_back(p);
     State s = state.reorder(stage, loop_order).storage_layout(stage, dims);
