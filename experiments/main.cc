@@ -31,8 +31,9 @@ const Verb kVerbs[] = {
     {"costmodel",
      "loom costmodel train LOG... --model mlp|xgb|random --out FILE [--settings JSON|@FILE] [--split task|record|none]\n"
      "             [--test-fraction F] [--seed N] [--threads N] [--k K] [--cost min|median] [--json]\n"
+     "             [--predictions CSV]\n"
      "             loom costmodel eval FILE LOG... [--split task|record|none] [--test-fraction F] [--seed N] [--k K]\n"
-     "             [--cost min|median] [--json]\n"
+     "             [--cost min|median] [--json] [--predictions CSV]\n"
      "             loom costmodel collect WORKLOAD [--params JSON] --n N --log FILE [--seed S] [--batch B]",
      "train a cost model on record logs; rank held-out records with a saved model; measure random schedules",
      costmodel_verb},

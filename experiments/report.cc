@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_set>
 
 #include "ir/error.h"
 #include "ir/reference.h"
@@ -67,16 +68,20 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
     const std::string key = task.key();
     double best = INFINITY;
     int64_t t_first = 0, t_last = 0;
+    std::unordered_set<std::string> programs;
     for (const auto& rec : records) {
       if (rec.task_key() != key) continue;
-      ++r.trials;
       if (!t_first) t_first = rec.result.timestamp;
       t_last = rec.result.timestamp;
+      // A program measured again (the tuner's confirmation) is not a trial.
+      if (!programs.insert(rec.steps.dump()).second) continue;
+      ++r.trials;
       if (rec.result.ok()) best = std::min(best, rec.result.median_s());
       r.curve.emplace_back(r.trials, std::isfinite(best) ? r.flops / best / 1e9 : 0.0);
     }
     r.tuning_s = static_cast<double>(t_last - t_first);
-    const MeasureRecord* best_rec = best_record(records, key);
+    const ProgramCost best_prog = best_program(records, key);
+    const MeasureRecord* best_rec = best_prog.record;
     if (!best_rec) r.loom_error = "no valid record in the log";
 
     auto inputs = random_inputs(*task.dag, 1);
@@ -91,7 +96,7 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
           if (res[0].ok()) loom_runs.push_back(res[0].median_s());
           else r.loom_error = std::string(error_kind_name(res[0].error)) + ": " + res[0].error_msg;
         } else {
-          loom_runs.push_back(best_rec->result.median_s());
+          loom_runs.push_back(best_prog.cost_s);
         }
       }
       auto b = run_baselines(cfg, task, timing, inputs, ref);

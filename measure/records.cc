@@ -1,5 +1,6 @@
 #include "measure/records.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -171,31 +172,69 @@ std::vector<MeasureRecord> load_records(const std::string& path, LoadReport* rep
   return out;
 }
 
-const MeasureRecord* best_record(const std::vector<MeasureRecord>& records, const std::string& task_key) {
-  const MeasureRecord* best = nullptr;
+std::vector<ProgramCost> ranked_programs(const std::vector<MeasureRecord>& records, const std::string& task_key) {
+  struct Program {
+    const MeasureRecord* latest = nullptr;
+    std::vector<double> medians;  // in log order
+    bool wrong = false;
+  };
+  std::map<std::string, Program> programs;
   for (const auto& r : records) {
-    if (!r.result.ok() || r.task_key() != task_key) continue;
-    if (!best || r.result.median_s() < best->result.median_s()) best = &r;
+    if (r.task_key() != task_key) continue;
+    Program& p = programs[r.steps.dump()];
+    if (r.result.error == ErrorKind::kWrongResult) p.wrong = true;
+    if (!r.result.ok()) continue;
+    p.latest = &r;
+    p.medians.push_back(r.result.median_s());
   }
-  return best;
+  std::vector<ProgramCost> again, once;
+  std::vector<double> first_of_again;
+  for (auto& [steps, p] : programs) {
+    if (p.wrong || p.medians.empty()) continue;
+    if (p.medians.size() == 1) {
+      once.push_back({p.latest, p.medians[0], 1});
+      continue;
+    }
+    std::vector<double> m = p.medians;
+    std::sort(m.begin(), m.end());
+    const size_t n = m.size();
+    again.push_back({p.latest, n % 2 ? m[n / 2] : 0.5 * (m[n / 2 - 1] + m[n / 2]), static_cast<int>(n)});
+    first_of_again.push_back(p.medians.front());
+  }
+  // Ties: in the order of their latest records in the log (deterministic).
+  auto by_cost = [](const ProgramCost& a, const ProgramCost& b) {
+    return a.cost_s < b.cost_s || (a.cost_s == b.cost_s && a.record < b.record);
+  };
+  double bar = -1;  // the first measurement of the best program measured again
+  if (!again.empty()) {
+    size_t best = 0;
+    for (size_t i = 1; i < again.size(); ++i)
+      if (by_cost(again[i], again[best])) best = i;
+    bar = first_of_again[best];
+  }
+  std::sort(again.begin(), again.end(), by_cost);
+  std::sort(once.begin(), once.end(), by_cost);
+  std::vector<ProgramCost> out;
+  size_t u = 0;
+  while (u < once.size() && once[u].cost_s < bar) out.push_back(once[u++]);
+  out.insert(out.end(), again.begin(), again.end());
+  out.insert(out.end(), once.begin() + static_cast<std::ptrdiff_t>(u), once.end());
+  return out;
+}
+
+ProgramCost best_program(const std::vector<MeasureRecord>& records, const std::string& task_key) {
+  auto ranked = ranked_programs(records, task_key);
+  return ranked.empty() ? ProgramCost{} : ranked.front();
 }
 
 std::vector<MeasureRecord> distill(const std::vector<MeasureRecord>& records) {
   std::vector<std::string> order;
-  std::map<std::string, const MeasureRecord*> best;
-  for (const auto& r : records) {
-    if (!r.result.ok()) continue;
-    std::string key = r.task_key();
-    auto it = best.find(key);
-    if (it == best.end()) {
-      order.push_back(key);
-      best[key] = &r;
-    } else if (r.result.median_s() < it->second->result.median_s()) {
-      it->second = &r;
-    }
-  }
+  for (const auto& r : records)
+    if (r.result.ok() && std::find(order.begin(), order.end(), r.task_key()) == order.end())
+      order.push_back(r.task_key());
   std::vector<MeasureRecord> out;
-  for (const auto& k : order) out.push_back(*best[k]);
+  for (const auto& k : order)
+    if (const MeasureRecord* best = best_program(records, k).record) out.push_back(*best);
   return out;
 }
 

@@ -13,6 +13,7 @@
 // one-line warning each, a truncated last line or a malformed line.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -74,10 +75,28 @@ struct LoadReport {
 std::vector<MeasureRecord> load_records(const std::string& path, LoadReport* report = nullptr,
                                         bool warn = true);
 
-// The valid record (error none) with the lowest median cost for the task;
-// nullptr if none.
-const MeasureRecord* best_record(const std::vector<MeasureRecord>& records, const std::string& task_key);
-// The best valid record of each task, in order of the tasks' first appearance.
+// The programs of a task, best first. A program measured once costs that
+// measurement. A program measured again (the tuner measures its best
+// programs again at the end of a run: search.confirm_top) costs the median of
+// its records' medians, and these programs are compared among themselves:
+// their re-measurements ran interleaved, under the same load, while a single
+// measurement from another moment of a shared machine is not comparable with
+// them. So the programs measured more than once come first, except those
+// measured once whose measurement beats the first measurement of the best of
+// them (found by tuning after the confirmation, with confirmation off). A
+// program with a wrong result in any record is never a candidate
+// (correctness first).
+struct ProgramCost {
+  const MeasureRecord* record = nullptr;  // its latest valid record
+  double cost_s = std::numeric_limits<double>::infinity();
+  int measurements = 0;                   // valid records of it
+};
+// Every program of the task with at least one valid record, best first.
+std::vector<ProgramCost> ranked_programs(const std::vector<MeasureRecord>& records, const std::string& task_key);
+// The best of them; record == nullptr if the task has no valid record.
+ProgramCost best_program(const std::vector<MeasureRecord>& records, const std::string& task_key);
+// The latest record of each task's best program, in order of the tasks'
+// first appearance.
 std::vector<MeasureRecord> distill(const std::vector<MeasureRecord>& records);
 
 // Identity of a measurement for resuming: task key + steps.

@@ -13,8 +13,9 @@
 #      best-of-top-10, Spearman) and OUT/results.jsonl.
 #
 # Usage: scripts/costmodel_eval.sh
-#   (env: BUILD=build OUT=$BUILD/costmodel_eval N=420 COLLECT_SEEDS="1 1 2 3" SEED=0;
-#    SEED is the held-out split's seed)
+#   (env: BUILD=build OUT=$BUILD/costmodel_eval N=420
+#    COLLECT_SEEDS="1 1 2 3 4 5 6 7 8 9" SEED=0 MAX_TRAIN_S=1200;
+#    SEED is the held-out split's seed, MAX_TRAIN_S the bound of one training)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +36,8 @@ workloads=(
   'conv2d_bias_relu {"N":1,"C":32,"H":14,"W":14,"K":32,"R":3,"S":3,"stride":1,"pad":1,"dilation":1}'
 )
 
-COLLECT_SEEDS=${COLLECT_SEEDS:-1 1 2 3}
+COLLECT_SEEDS=${COLLECT_SEEDS:-1 1 2 3 4 5 6 7 8 9}
+MAX_TRAIN_S=${MAX_TRAIN_S:-1200}
 logs=()
 for w in "${workloads[@]}"; do
   name=${w%% *}
@@ -63,7 +65,7 @@ for split in record task; do
     echo "== train $model, split $split"
     # A generous time bound: on a busy machine the default bound (meant for
     # online updates) would measure the load, not the model.
-    settings='{"max_train_seconds":120}'
+    settings="{\"max_train_seconds\":$MAX_TRAIN_S}"
     [ "$model" = random ] && settings='{}'
     "$LOOM" costmodel train "${logs[@]}" --model "$model" --settings "$settings" \
       --out "$OUT/$model.$split.model" --split "$split" --test-fraction 0.2 --seed "$SEED" --json \

@@ -10,13 +10,17 @@ CHECKPOINTS = [64, 200, 500, 1000]
 
 
 def curve(path, gflop):
-    best, out, n = float("inf"), {}, 0
+    best, out, n, seen = float("inf"), {}, 0, set()
     with open(path) as f:
         for line in f:
             try:
                 r = json.loads(line)
             except ValueError:
                 continue  # a line cut by a crash
+            key = json.dumps(r["steps"])
+            if key in seen:
+                continue  # a program measured again (the tuner's confirmation) is not a trial
+            seen.add(key)
             n += 1
             res = r["result"]
             if res["error"] == "none" and res["costs_s"]:

@@ -37,7 +37,7 @@ SearchSettings SearchSettings::from_json(const nlohmann::json& j, const std::str
                                "init_measured_ratio", "init_min_fresh", "early_stopping",
                                "model_warmup_records", "seed", "strategy", "task_scheduler",
                                "scheduler_alpha", "scheduler_beta", "scheduler_window",
-                               "scheduler_eps"};
+                               "scheduler_eps", "confirm_top", "confirm_rounds"};
   for (const auto& [k, v] : j.items()) {
     bool known = false;
     for (const char* key : keys) known |= k == key;
@@ -74,6 +74,8 @@ SearchSettings SearchSettings::from_json(const nlohmann::json& j, const std::str
   read(j, path, "scheduler_beta", s.scheduler_beta, 0.0, 1e6);
   read(j, path, "scheduler_window", s.scheduler_window, 1, 1000);
   read(j, path, "scheduler_eps", s.scheduler_eps, 0.0, 1.0);
+  read(j, path, "confirm_top", s.confirm_top, 0, 100000);
+  read(j, path, "confirm_rounds", s.confirm_rounds, 0, 1000);
   if (s.mutation_prob + s.crossover_prob > 1.0)
     throw LoomError(path + ": mutation_prob + crossover_prob must not exceed 1");
   return s;
@@ -87,7 +89,7 @@ nlohmann::json SearchSettings::to_json() const {
           {"early_stopping", early_stopping}, {"model_warmup_records", model_warmup_records},
           {"seed", seed}, {"strategy", strategy}, {"task_scheduler", task_scheduler}, {"scheduler_alpha", scheduler_alpha},
           {"scheduler_beta", scheduler_beta}, {"scheduler_window", scheduler_window},
-          {"scheduler_eps", scheduler_eps}};
+          {"scheduler_eps", scheduler_eps}, {"confirm_top", confirm_top}, {"confirm_rounds", confirm_rounds}};
 }
 
 }  // namespace loom

@@ -30,6 +30,13 @@ struct SearchSettings {
   double scheduler_beta = 2.0;   // bound of the similarity-based forward gradient
   int scheduler_window = 3;      // backward window (rounds)
   double scheduler_eps = 0.05;   // exploration of the task scheduler
+  // After the trial budget, each task's `confirm_top` best programs are
+  // measured `confirm_rounds` more times (not counted as trials) and the best
+  // is chosen on the median of all measurements of a program: on a shared
+  // machine the fastest of a thousand single measurements is partly luck.
+  // Not in Ansor (which keeps the fastest measurement). 0 = off.
+  int confirm_top = 8;
+  int confirm_rounds = 3;
 
   static SearchSettings from_json(const nlohmann::json& j, const std::string& path = "search");
   nlohmann::json to_json() const;

@@ -1,11 +1,13 @@
 #include "search/tuner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "ir/error.h"
@@ -58,6 +60,16 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<
 
 Tuner::~Tuner() = default;
 
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
 void Tuner::resume_from_log() {
   LoadReport report;
   if (!std::filesystem::exists(opts_.log_path)) return;  // a new log
@@ -66,27 +78,51 @@ void Tuner::resume_from_log() {
   int resumed = 0;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const std::string key = tasks_[i].task->key();
-    std::vector<State> states;
-    std::vector<double> costs;
+    // A program measured more than once (confirmed) is one program; its cost
+    // is the median of its valid measurements, as in ranked_programs().
+    struct Program {
+      State state;
+      std::vector<double> medians;
+      bool wrong = false;
+    };
+    std::map<std::string, size_t> index;
+    std::vector<Program> programs;
     for (const auto& r : records) {
       if (r.task_key() != key) continue;
-      try {
-        State s = State::from_json(tasks_[i].task->dag, r.steps);
-        double c = r.result.ok() ? r.result.median_s() : std::numeric_limits<double>::infinity();
-        states.push_back(s);
-        costs.push_back(c);
-        training.push_back({tasks_[i].task, s, c});
-      } catch (const LoomError&) {
-        policies_[i]->add_measured_key(r.steps.dump());
+      records_.push_back(r);
+      std::string steps = r.steps.dump();
+      auto it = index.find(steps);
+      if (it == index.end()) {
+        try {
+          programs.push_back({State::from_json(tasks_[i].task->dag, r.steps), {}, false});
+        } catch (const LoomError&) {
+          policies_[i]->add_measured_key(steps);
+          continue;
+        }
+        it = index.emplace(steps, programs.size() - 1).first;
       }
+      Program& p = programs[it->second];
+      if (r.result.error == ErrorKind::kWrongResult) p.wrong = true;
+      if (r.result.ok()) p.medians.push_back(r.result.median_s());
     }
-    if (states.empty()) continue;
+    if (programs.empty()) continue;
+    std::vector<State> states;
+    std::vector<double> costs;
+    for (auto& p : programs) {
+      double c = p.wrong || p.medians.empty() ? std::numeric_limits<double>::infinity() : median_of(p.medians);
+      states.push_back(p.state);
+      costs.push_back(c);
+      training.push_back({tasks_[i].task, p.state, c});
+    }
     policies_[i]->add_measured(states, costs);
     resumed += static_cast<int>(states.size());
+    // The best as the log ranks it (a confirmed program before one measured once).
+    ProgramCost best = best_program(records_, key);
+    if (best.record) policies_[i]->set_best(State::from_json(tasks_[i].task->dag, best.record->steps), best.cost_s);
   }
   trials_ += resumed;
   if (!training.empty()) model_->update(training);
-  opts_.print(fmt("resumed from %s: %d records of these tasks (%d lines, %d skipped)",
+  opts_.print(fmt("resumed from %s: %d programs of these tasks (%d lines, %d skipped)",
                   opts_.log_path.c_str(), resumed, report.lines, report.skipped));
 }
 
@@ -118,6 +154,7 @@ void Tuner::one_round(int ti) {
   std::vector<nlohmann::json> steps;
   for (const auto& s : batch) steps.push_back(s.steps_json());
   if (log_) log_->append(task, steps, results);
+  for (size_t i = 0; i < batch.size(); ++i) records_.push_back({task, steps[i], results[i]});
   std::vector<double> costs;
   std::vector<TrainingRecord> training;
   int errors = 0;
@@ -147,6 +184,7 @@ void Tuner::one_round(int ti) {
 void Tuner::run() {
   auto t0 = Clock::now();
   double before = elapsed_s_;
+  const int trials_before = trials_;
   while (trials_ < opts_.search.num_trials && !stop_requested()) {
     std::vector<TaskProgress> progress;
     for (size_t i = 0; i < policies_.size(); ++i) {
@@ -171,7 +209,49 @@ void Tuner::run() {
     elapsed_s_ = before + since(t0);
   }
   if (stop_requested()) opts_.print("interrupted: stopped after the current batch; the log is complete");
+  else if (trials_ > trials_before) confirm();  // a finished log resumed as is is not confirmed again
   elapsed_s_ = before + since(t0);
+}
+
+// Tuning keeps each task's fastest single measurement; on a shared machine
+// that one is partly luck (a 2-thread GEMM measured at 283 GFLOP/s in tuning
+// re-measured at 226). So the top programs are measured again, round by
+// round (every round measures all of them, so load from other processes
+// falls on all alike), and the best is chosen among them on the median of
+// all measurements of each — by ranked_programs(), the rule `loom report`
+// and `loom export` apply to the log, where these records are appended.
+void Tuner::confirm() {
+  const int top = opts_.search.confirm_top, rounds = opts_.search.confirm_rounds;
+  if (top <= 0 || rounds <= 0) return;
+  for (size_t ti = 0; ti < policies_.size() && !stop_requested(); ++ti) {
+    SearchPolicy& policy = *policies_[ti];
+    const Task& task = policy.task();
+    auto candidates = policy.top_measured(top);
+    if (candidates.size() < 2) continue;
+    auto t0 = Clock::now();
+    std::vector<State> states;
+    std::vector<nlohmann::json> steps;
+    for (const auto& [cost, state] : candidates) {
+      states.push_back(state);
+      steps.push_back(state.steps_json());
+    }
+    for (int r = 0; r < rounds && !stop_requested(); ++r) {
+      std::vector<MeasureResult> results = measurer_->measure(task, states);
+      if (log_) log_->append(task, steps, results);
+      for (size_t k = 0; k < results.size(); ++k) records_.push_back({task, steps[k], results[k]});
+    }
+    ProgramCost best = best_program(records_, task.key());
+    if (!best.record) continue;
+    size_t rank = 0;
+    while (rank < steps.size() && steps[rank] != best.record->steps) ++rank;
+    policy.set_best(State::from_json(task.dag, best.record->steps), best.cost_s);
+    const double flops = task.dag->flop_count();
+    const std::string which = rank < steps.size() ? fmt("#%zu in tuning", rank + 1) : "not among them";
+    opts_.print(fmt("confirm: %s | top %zu measured %d more times (%.1f s) | best %.2f GFLOP/s, the median of "
+                    "%d measurements (%s; the first in tuning measured %.2f GFLOP/s once)",
+                    task.description().c_str(), candidates.size(), rounds, since(t0), flops / best.cost_s / 1e9,
+                    best.measurements, which.c_str(), flops / candidates[0].first / 1e9));
+  }
 }
 
 std::vector<TaskSummary> Tuner::summary() const {

@@ -2,7 +2,9 @@
 // its search policy propose a batch under the cost model, measure it, append
 // it to the log, retrain the model on the new records, report progress.
 // Resumes from an existing log; stops at the trial budget, when every task
-// early-stopped, or after the current batch when interrupted (SIGINT).
+// early-stopped, or after the current batch when interrupted (SIGINT). At
+// the end (unless interrupted) the best programs of each task are measured
+// again and the best is chosen on all its measurements (confirm()).
 #pragma once
 
 #include <functional>
@@ -58,6 +60,7 @@ class Tuner {
  private:
   void resume_from_log();
   void one_round(int task_index);
+  void confirm();
   ScoreFn score_fn(int task_index);
 
   std::vector<TuneTask> tasks_;
@@ -68,6 +71,10 @@ class Tuner {
   std::vector<std::unique_ptr<SearchPolicy>> policies_;
   TaskScheduler scheduler_;
   std::mt19937_64 rng_;
+  // Every record of these tasks, resumed and new (what the log holds): the
+  // best after confirm() is chosen by ranked_programs(), as `loom report`
+  // and `loom export` choose it from the log.
+  std::vector<MeasureRecord> records_;
   int trials_ = 0, round_ = 0;
   double elapsed_s_ = 0;
 };

@@ -4,10 +4,11 @@
 //   loom costmodel train LOG... --model mlp|xgb|random --out FILE
 //        [--settings JSON|@FILE] [--split task|record|none] [--test-fraction F]
 //        [--seed N] [--threads N] [--k K] [--cost min|median] [--json]
+//        [--predictions CSV]
 //     Trains on the records (the train side of the split) and, when the split
 //     leaves a test side, reports the ranking metrics on it.
 //   loom costmodel eval FILE LOG... [--split ...] [--test-fraction F] [--seed N]
-//        [--threads N] [--k K] [--cost min|median] [--json]
+//        [--threads N] [--k K] [--cost min|median] [--json] [--predictions CSV]
 //     Ranking metrics of a saved model on the records (the test side of the
 //     split: the same options as `train` select the same held-out records).
 //
@@ -18,6 +19,9 @@
 // minimum). Metrics are computed within each task over the successfully measured
 // records: pairwise accuracy, top-1 / top-k recall of the truly best
 // programs, best-of-top-k relative to the best, Spearman correlation.
+// --predictions writes one CSV row per evaluated record (task, label =
+// throughput normalized per task or -1 for a failed one, score, steps) for
+// analyses of where a model errs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -36,7 +40,7 @@ namespace {
 
 struct Options {
   std::vector<std::string> positional;
-  std::string model = "mlp", out, split = "none";
+  std::string model = "mlp", out, split = "none", predictions;
   nlohmann::json settings = nlohmann::json::object();
   double test_fraction = 0.2;
   uint64_t seed = 0;
@@ -90,6 +94,7 @@ Options parse(const Args& a, bool train) {
     else if (f == "--threads") o.threads = static_cast<int>(number(f, value(a, i), 1, 1024));
     else if (f == "--k") o.k = static_cast<int>(number(f, value(a, i), 1, 1e6));
     else if (f == "--json") o.json = true;
+    else if (f == "--predictions") o.predictions = value(a, i);
     else if (f == "--cost") {
       std::string v = value(a, i);
       if (v == "min") o.cost = CostStatistic::kMin;
@@ -133,6 +138,18 @@ RankingMetrics evaluate(CostModel& m, const std::vector<TrainingRecord>& records
   for (size_t i = 0; i < sel.size(); ++i)
     if (!(labels[i] > 0)) labels[i] = -1;  // failed or unlowerable: left out
   RankingMetrics r = ranking_metrics(scores, labels, d.groups, o.k);
+  if (!o.predictions.empty()) {
+    std::ofstream csv(o.predictions);
+    if (!csv) throw LoomError("--predictions: cannot write '" + o.predictions + "'");
+    csv << "task,label,score,steps\n";
+    auto quoted = [](std::string t) {
+      for (size_t p = 0; (p = t.find('"', p)) != std::string::npos; p += 2) t.insert(p, 1, '"');
+      return '"' + t + '"';
+    };
+    for (size_t i = 0; i < sel.size(); ++i)
+      csv << quoted(sel[i].task->description()) << ',' << labels[i] << ',' << scores[i] << ','
+          << quoted(sel[i].state.steps_json().dump()) << '\n';
+  }
   std::printf("%s on %zu held-out records (features + predict %.2f s):\n  %s\n", m.name().c_str(), sel.size(),
               secs, r.to_string().c_str());
   if (d.task_keys.size() > 1) {

@@ -51,6 +51,17 @@ TEST(Config, SearchUnknownKey) {
 TEST(Config, ProbabilityOutOfRange) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "search": {"mutation_prob": 1.5}})", "search.mutation_prob");
 }
+TEST(Config, ConfirmationSettingsParseAndEcho) {
+  auto j = nlohmann::json::parse(kValid);
+  EXPECT_EQ(ExperimentConfig::from_json(j).search.confirm_top, 8);
+  j["search"] = {{"confirm_top", 0}, {"confirm_rounds", 5}};
+  ExperimentConfig c = ExperimentConfig::from_json(j);
+  EXPECT_EQ(c.search.confirm_top, 0);
+  EXPECT_EQ(c.to_json()["search"]["confirm_rounds"], 5);
+}
+TEST(Config, NegativeConfirmTop) {
+  expect_error(R"({"tasks": [{"workload": "matmul"}], "search": {"confirm_top": -1}})", "search.confirm_top");
+}
 TEST(Config, UnknownCostModel) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "cost_model": {"kind": "svm"}})", "cost_model.kind");
 }

@@ -48,6 +48,54 @@ MeasureRecord make_record(const Task& task, int variant, double cost, ErrorKind 
   return r;
 }
 
+TEST(Records, AProgramMeasuredAgainIsJudgedOnTheMedianOfItsMeasurements) {
+  Task a = small_matmul(32);
+  // Programs 1 and 2 were measured three times each (confirmed): program 1's
+  // median (1.1 ms) beats program 2's (1.3 ms) although program 2 had the
+  // luckiest single measurement (0.4 ms).
+  std::vector<MeasureRecord> recs = {make_record(a, 1, 0.9e-3), make_record(a, 2, 0.4e-3),
+                                     make_record(a, 1, 1.1e-3), make_record(a, 2, 1.3e-3),
+                                     make_record(a, 1, 1.2e-3), make_record(a, 2, 1.4e-3)};
+  auto ranked = ranked_programs(recs, a.key());
+  ASSERT_EQ(ranked.size(), 2u);
+  EXPECT_EQ(ranked[0].record, &recs[4]);  // program 1's latest record
+  EXPECT_NEAR(ranked[0].cost_s, 1.1e-3, 1e-12);
+  EXPECT_EQ(ranked[0].measurements, 3);
+  EXPECT_EQ(ranked[1].record, &recs[5]);
+  EXPECT_EQ(best_program(recs, a.key()).record, &recs[4]);
+}
+
+TEST(Records, ProgramsMeasuredAgainComeBeforeThoseMeasuredOnceUnlessTuningLaterBeatThem) {
+  Task a = small_matmul(32);
+  // Program 0 was confirmed (first measured 1.0 ms, median 1.5 ms under load);
+  // program 1, measured once at 1.2 ms in tuning, lost to program 0 there
+  // and is not compared with re-measurements from another moment.
+  std::vector<MeasureRecord> recs = {make_record(a, 0, 1.0e-3), make_record(a, 1, 1.2e-3),
+                                     make_record(a, 0, 1.5e-3), make_record(a, 0, 1.6e-3)};
+  auto ranked = ranked_programs(recs, a.key());
+  ASSERT_EQ(ranked.size(), 2u);
+  EXPECT_EQ(ranked[0].record, &recs[3]);
+  EXPECT_NEAR(ranked[0].cost_s, 1.5e-3, 1e-12);
+  EXPECT_EQ(ranked[1].record, &recs[1]);
+  // Program 2, measured once later at 0.8 ms, beats program 0's first
+  // measurement: tuning found something faster after the confirmation.
+  recs.push_back(make_record(a, 2, 0.8e-3));
+  ranked = ranked_programs(recs, a.key());
+  ASSERT_EQ(ranked.size(), 3u);
+  EXPECT_EQ(ranked[0].record, &recs[4]);
+  EXPECT_EQ(ranked[1].record, &recs[3]);
+  EXPECT_EQ(ranked[2].record, &recs[1]);
+}
+
+TEST(Records, AProgramWithAWrongResultIsNeverBestEvenWhenOtherRecordsOfItAreValid) {
+  Task a = small_matmul(32);
+  std::vector<MeasureRecord> recs = {make_record(a, 0, 1.0e-3), make_record(a, 0, 0, ErrorKind::kWrongResult),
+                                     make_record(a, 1, 3.0e-3)};
+  auto ranked = ranked_programs(recs, a.key());
+  ASSERT_EQ(ranked.size(), 1u);
+  EXPECT_EQ(ranked[0].record, &recs[2]);
+}
+
 TEST(Records, RoundTripAndHelpers) {
   std::string path = temp_path("roundtrip.jsonl");
   std::remove(path.c_str());
@@ -68,10 +116,10 @@ TEST(Records, RoundTripAndHelpers) {
   EXPECT_EQ(recs[0].task_key(), a.key());
   EXPECT_EQ(recs[0].result.timestamp, 1795000000);
 
-  const MeasureRecord* best = best_record(recs, a.key());
+  const MeasureRecord* best = best_program(recs, a.key()).record;
   ASSERT_NE(best, nullptr);
   EXPECT_EQ(best->steps, tiled(a, 1).steps_json());  // the wrong result is never best
-  EXPECT_EQ(best_record(recs, small_matmul(16).key()), nullptr);
+  EXPECT_EQ(best_program(recs, small_matmul(16).key()).record, nullptr);
   auto d = distill(recs);
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].task_key(), a.key());

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "measure/records.h"
 #include "search/tuner.h"
@@ -26,6 +27,7 @@ TunerOptions tiny_options(const std::string& log, int trials) {
   o.search.init_measured_ratio = 0;  // the population does not depend on measured times
   o.measure.repeat = 1;
   o.measure.min_repeat_ms = 1;
+  o.search.confirm_top = 0;  // re-measuring depends on measured times (tested on its own)
   o.log_path = log;
   o.print = [](const std::string&) {};
   return o;
@@ -63,6 +65,60 @@ TEST(Tuner, ResumeDoesNotMeasureAgain) {
   EXPECT_EQ(steps.size(), 32u);  // 16 old + 16 new, not 16 + 32
   std::set<std::string> distinct(steps.begin(), steps.end());
   EXPECT_EQ(distinct.size(), steps.size());
+}
+
+TEST(Tuner, ConfirmationMeasuresTheTopProgramsAgainWithoutCountingThemAsTrials) {
+  std::string log = temp_log("confirm.jsonl");
+  TunerOptions o = tiny_options(log, 16);
+  o.search.confirm_top = 3;
+  o.search.confirm_rounds = 2;
+  Tuner t(tiny_tasks(), o, make_cost_model("random"));
+  t.run();
+  EXPECT_EQ(t.trials(), 16);
+  auto records = load_records(log);
+  ASSERT_EQ(records.size(), 16u + 3u * 2u);
+  std::set<std::string> top;  // the three confirmed programs: the last 6 records
+  for (size_t i = 16; i < records.size(); ++i) top.insert(records[i].steps.dump());
+  EXPECT_EQ(top.size(), 3u);
+  auto steps = logged_steps(log);
+  EXPECT_EQ(std::set<std::string>(steps.begin(), steps.end()).size(), 16u);
+  // The best is one of the confirmed programs, chosen on the median of its
+  // three measurements, and the log's best (what report and export use) is
+  // the same program at the same cost.
+  auto summary = t.summary();
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_TRUE(top.count(summary[0].best_steps.dump()));
+  ProgramCost best = best_program(records, tiny_tasks()[0].task->key());
+  ASSERT_NE(best.record, nullptr);
+  EXPECT_EQ(best.record->steps, summary[0].best_steps);
+  EXPECT_EQ(best.measurements, 3);
+  EXPECT_DOUBLE_EQ(best.cost_s, summary[0].best_cost);
+}
+
+TEST(Tuner, ResumeCountsAConfirmedProgramOnce) {
+  std::string log = temp_log("confirm_resume.jsonl");
+  TunerOptions o = tiny_options(log, 16);
+  o.search.confirm_top = 3;
+  o.search.confirm_rounds = 2;
+  Tuner(tiny_tasks(), o, make_cost_model("random")).run();
+  // The finished log resumed with the same budget: nothing to measure, and
+  // it is not confirmed again.
+  Tuner same(tiny_tasks(), o, make_cost_model("random"));
+  same.run();
+  EXPECT_EQ(same.trials(), 16);
+  EXPECT_EQ(load_records(log).size(), 22u);
+  auto records = load_records(log);
+  ProgramCost best = best_program(records, tiny_tasks()[0].task->key());
+  ASSERT_NE(best.record, nullptr);
+  EXPECT_EQ(same.summary()[0].best_steps, best.record->steps);  // the log's best, as report and export see it
+  EXPECT_DOUBLE_EQ(same.summary()[0].best_cost, best.cost_s);
+  o.search.num_trials = 24;
+  Tuner more(tiny_tasks(), o, make_cost_model("random"));
+  more.run();
+  EXPECT_EQ(more.trials(), 24);
+  auto steps = logged_steps(log);
+  EXPECT_EQ(steps.size(), 22u + 8u + 6u);
+  EXPECT_EQ(std::set<std::string>(steps.begin(), steps.end()).size(), 24u);
 }
 
 TEST(Tuner, FindsACorrectProgramAndReportsIt) {
