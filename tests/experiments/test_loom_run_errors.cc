@@ -1,5 +1,5 @@
 // `loom run` on bad input: a one-line error naming the offending field, exit
-// code 2, no crash.
+// code 2, no crash. And `loom costmodel`'s per-program predictions file.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -104,6 +104,28 @@ TEST(LoomRun, PrintAsmShowsTheKernelsMachineCode) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("ret"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("mul"), std::string::npos) << "the multiply of the product: " << r.output;
+}
+
+TEST(LoomCostmodel, PredictionsListEveryHeldOutProgramWithLabelAndScore) {
+  std::string log = write_file("pred.jsonl", ""), csv = write_file("pred.csv", ""), model = write_file("pred.model", "");
+  std::filesystem::remove(log);
+  Result c = run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 12 --log " + log +
+                      " --seed 1");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  Result t = run_loom("costmodel train " + log + " --model random --out " + model +
+                      " --split record --test-fraction 0.5 --predictions " + csv);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "task,label,score,steps");
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    EXPECT_EQ(line.rfind("\"matmul K=16 M=16 N=16\",", 0), 0u) << line;
+    EXPECT_NE(line.find("\"[[\""), std::string::npos) << line;  // the steps, CSV-quoted JSON
+  }
+  EXPECT_EQ(rows, 6);  // half of the 12 programs held out
 }
 
 }  // namespace
