@@ -187,8 +187,8 @@ std::vector<ProgramCost> ranked_programs(const std::vector<MeasureRecord>& recor
     p.latest = &r;
     p.medians.push_back(r.result.median_s());
   }
-  std::vector<ProgramCost> again, once;
-  std::vector<double> first_of_again;
+  std::vector<ProgramCost> once;
+  std::vector<std::pair<ProgramCost, double>> again;  // with its first measurement
   for (auto& [steps, p] : programs) {
     if (p.wrong || p.medians.empty()) continue;
     if (p.medians.size() == 1) {
@@ -198,26 +198,21 @@ std::vector<ProgramCost> ranked_programs(const std::vector<MeasureRecord>& recor
     std::vector<double> m = p.medians;
     std::sort(m.begin(), m.end());
     const size_t n = m.size();
-    again.push_back({p.latest, n % 2 ? m[n / 2] : 0.5 * (m[n / 2 - 1] + m[n / 2]), static_cast<int>(n)});
-    first_of_again.push_back(p.medians.front());
+    again.push_back({{p.latest, n % 2 ? m[n / 2] : 0.5 * (m[n / 2 - 1] + m[n / 2]), static_cast<int>(n)},
+                     p.medians.front()});
   }
   // Ties: in the order of their latest records in the log (deterministic).
   auto by_cost = [](const ProgramCost& a, const ProgramCost& b) {
     return a.cost_s < b.cost_s || (a.cost_s == b.cost_s && a.record < b.record);
   };
-  double bar = -1;  // the first measurement of the best program measured again
-  if (!again.empty()) {
-    size_t best = 0;
-    for (size_t i = 1; i < again.size(); ++i)
-      if (by_cost(again[i], again[best])) best = i;
-    bar = first_of_again[best];
-  }
-  std::sort(again.begin(), again.end(), by_cost);
+  std::sort(again.begin(), again.end(), [&](const auto& a, const auto& b) { return by_cost(a.first, b.first); });
   std::sort(once.begin(), once.end(), by_cost);
+  // The first measurement of the best program measured again.
+  const double bar = again.empty() ? -1 : again.front().second;
   std::vector<ProgramCost> out;
   size_t u = 0;
   while (u < once.size() && once[u].cost_s < bar) out.push_back(once[u++]);
-  out.insert(out.end(), again.begin(), again.end());
+  for (const auto& a : again) out.push_back(a.first);
   out.insert(out.end(), once.begin() + static_cast<std::ptrdiff_t>(u), once.end());
   return out;
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "ir/error.h"
@@ -60,15 +61,6 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<
 
 Tuner::~Tuner() = default;
 
-namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
 
 void Tuner::resume_from_log() {
   LoadReport report;
@@ -78,47 +70,39 @@ void Tuner::resume_from_log() {
   int resumed = 0;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const std::string key = tasks_[i].task->key();
-    // A program measured more than once (confirmed) is one program; its cost
-    // is the median of its valid measurements, as in ranked_programs().
-    struct Program {
-      State state;
-      std::vector<double> medians;
-      bool wrong = false;
-    };
-    std::map<std::string, size_t> index;
-    std::vector<Program> programs;
-    for (const auto& r : records) {
-      if (r.task_key() != key) continue;
-      records_.push_back(r);
-      std::string steps = r.steps.dump();
-      auto it = index.find(steps);
-      if (it == index.end()) {
-        try {
-          programs.push_back({State::from_json(tasks_[i].task->dag, r.steps), {}, false});
-        } catch (const LoomError&) {
-          policies_[i]->add_measured_key(steps);
-          continue;
-        }
-        it = index.emplace(steps, programs.size() - 1).first;
-      }
-      Program& p = programs[it->second];
-      if (r.result.error == ErrorKind::kWrongResult) p.wrong = true;
-      if (r.result.ok()) p.medians.push_back(r.result.median_s());
-    }
-    if (programs.empty()) continue;
+    const size_t first = records_.size();
+    for (const auto& r : records)
+      if (r.task_key() == key) records_.push_back(r);
+    if (records_.size() == first) continue;
+    // Each program once, at its cost by the log's rule (ranked_programs: a
+    // program measured again costs the median of its measurements); failed
+    // programs cost +inf.
+    const std::vector<ProgramCost> ranked = ranked_programs(records_, key);
+    std::map<std::string, double> cost_of;
+    for (const auto& p : ranked) cost_of[p.record->steps.dump()] = p.cost_s;
+    std::set<std::string> seen;
     std::vector<State> states;
     std::vector<double> costs;
-    for (auto& p : programs) {
-      double c = p.wrong || p.medians.empty() ? std::numeric_limits<double>::infinity() : median_of(p.medians);
-      states.push_back(p.state);
-      costs.push_back(c);
-      training.push_back({tasks_[i].task, p.state, c});
+    for (size_t r = first; r < records_.size(); ++r) {
+      std::string steps = records_[r].steps.dump();
+      if (!seen.insert(steps).second) continue;
+      State state;
+      try {
+        state = State::from_json(tasks_[i].task->dag, records_[r].steps);
+      } catch (const LoomError&) {
+        policies_[i]->add_measured_key(steps);
+        continue;
+      }
+      auto c = cost_of.find(steps);
+      costs.push_back(c != cost_of.end() ? c->second : std::numeric_limits<double>::infinity());
+      states.push_back(state);
+      training.push_back({tasks_[i].task, state, costs.back()});
     }
     policies_[i]->add_measured(states, costs);
     resumed += static_cast<int>(states.size());
     // The best as the log ranks it (a confirmed program before one measured once).
-    ProgramCost best = best_program(records_, key);
-    if (best.record) policies_[i]->set_best(State::from_json(tasks_[i].task->dag, best.record->steps), best.cost_s);
+    if (!ranked.empty())
+      policies_[i]->set_best(State::from_json(tasks_[i].task->dag, ranked[0].record->steps), ranked[0].cost_s);
   }
   trials_ += resumed;
   if (!training.empty()) model_->update(training);
