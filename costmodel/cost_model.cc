@@ -166,7 +166,11 @@ std::unique_ptr<CostModel> make_cost_model(const std::string& kind, const nlohma
 std::unique_ptr<CostModel> load_cost_model(const std::string& path) {
   std::string payload;
   nlohmann::json h = read_model_file(path, &payload);
-  auto m = make_cost_model(h.value("model", ""), h.value("settings", nlohmann::json::object()));
+  nlohmann::json settings = h.value("settings", nlohmann::json::object());
+  // MLP files written before the program head existed have no head.
+  if (h.value("model", "") == "mlp" && settings.is_object() && !settings.contains("head_layers"))
+    settings["head_layers"] = 0;
+  auto m = make_cost_model(h.value("model", ""), settings);
   m->load(path);
   return m;
 }

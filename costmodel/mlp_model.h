@@ -31,6 +31,13 @@ struct MlpSettings {
   // validation programs better (0 = off). On 18,900 measured programs: +0.003
   // pairwise accuracy on held-out records (3 and 8 alike).
   int average_epochs = 5;
+  // Program head: the sum of a program's statement vectors (the last hidden
+  // layer) through this many Linear(hidden)+ReLU layers and a Linear(1),
+  // added to the sum of the statements' outputs (0 = the plain sum). It sees
+  // the statements together (a packing copy and the kernel that reads it):
+  // on 18,900 measured programs +0.005 / +0.001 pairwise accuracy on held-out
+  // records (two splits), which took the MLP past XGBoost on both.
+  int head_layers = 1;
 
   // Strict: unknown keys or out-of-range values throw LoomError naming `where.key`.
   static MlpSettings from_json(const nlohmann::json& j, const std::string& where = "mlp");

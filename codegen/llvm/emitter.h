@@ -79,8 +79,14 @@ class IREmitter {
   // entry test.
   void emit_loop(llvm::Value* begin, llvm::Value* end, bool nonempty, const std::string& name,
                  const std::function<void(llvm::Value*)>& body);
-  void bind_var(const Var& v, llvm::Value* value) { vars_[v->var_id] = value; }
-  void unbind_var(const Var& v) { vars_.erase(v->var_id); }
+  void bind_var(const Var& v, llvm::Value* value) {
+    vars_[v->var_id] = value;
+    var_order_[v->var_id] = ++bindings_;
+  }
+  void unbind_var(const Var& v) {
+    vars_.erase(v->var_id);
+    var_order_.erase(v->var_id);
+  }
 
   // ---- vector loops (vectorize.cc)
   void emit_vectorized(const Stmt& s);
@@ -113,6 +119,9 @@ class IREmitter {
   // ---- buffers
   llvm::Value* buffer_ptr(const std::string& name);
   llvm::Value* element_ptr(llvm::Value* base, llvm::Value* index);  // float* + i64
+  // float* + index, emitted as a chain of GEPs from the outermost loop's terms
+  // to the innermost's and the constant (see ir_emitter.cc).
+  llvm::Value* index_ptr(llvm::Value* base, const Expr& index);
   void annotate(llvm::Instruction* inst, const std::string& buffer);
 
   const LoweredFunc& f_;
@@ -129,6 +138,10 @@ class IREmitter {
   int num_outlined_ = 0;
 
   std::unordered_map<int64_t, llvm::Value*> vars_;          // var_id -> i64
+  // var_id -> when it was bound: an enclosing loop's variable was bound
+  // before an inner loop's, so this orders the variables in scope by depth.
+  std::unordered_map<int64_t, int64_t> var_order_;
+  int64_t bindings_ = 0;
   std::unordered_map<std::string, llvm::Value*> buffers_;   // name -> float*
   VecCtx* vec_ = nullptr;
   int64_t unroll_limit_ = 0;  // active auto_unroll_max_step (0 = none)

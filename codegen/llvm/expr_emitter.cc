@@ -341,8 +341,7 @@ Val IREmitter::emit_load(const ExprNode& n) {
                     std::to_string(n.args.size()));
   llvm::Value* base = buffer_ptr(n.name);
   if (vec_) return emit_vector_load(n, base);
-  llvm::Value* idx = emit_scalar(n.args[0]);
-  auto* ld = b_.CreateAlignedLoad(b_.getFloatTy(), element_ptr(base, idx), llvm::Align(4));
+  auto* ld = b_.CreateAlignedLoad(b_.getFloatTy(), index_ptr(base, n.args[0]), llvm::Align(4));
   annotate(ld, n.name);
   return {ld, false};
 }

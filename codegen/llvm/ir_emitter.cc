@@ -5,6 +5,8 @@
 #include <llvm/IR/Instructions.h>
 
 #include <algorithm>
+#include <climits>
+#include <map>
 #include <set>
 
 #include "codegen/llvm/emitter.h"
@@ -336,8 +338,7 @@ void IREmitter::emit_store(const Stmt& s) {
     emit_vector_store(s, base, value);
     return;
   }
-  llvm::Value* idx = emit_scalar(s->index);
-  auto* st = b_.CreateAlignedStore(value.v, element_ptr(base, idx), llvm::Align(4));
+  auto* st = b_.CreateAlignedStore(value.v, index_ptr(base, s->index), llvm::Align(4));
   annotate(st, s->buffer);
 }
 
@@ -352,6 +353,60 @@ llvm::Value* IREmitter::buffer_ptr(const std::string& name) {
 
 llvm::Value* IREmitter::element_ptr(llvm::Value* base, llvm::Value* index) {
   return b_.CreateInBoundsGEP(b_.getFloatTy(), base, index);
+}
+
+namespace {
+
+void additive_terms(const Expr& e, std::vector<Expr>* terms) {
+  if (e->kind == ExprKind::kAdd && e->dtype == DType::kInt) {
+    additive_terms(e->args[0], terms);
+    additive_terms(e->args[1], terms);
+  } else {
+    terms->push_back(e);
+  }
+}
+
+}  // namespace
+
+llvm::Value* IREmitter::index_ptr(llvm::Value* base, const Expr& index) {
+  // Why a chain: as one index, the accesses of an unrolled register tile
+  // (unrolled here or later by LLVM) each compute their own address. LLVM
+  // rewrites `x + constant` with disjoint bits into `x | constant`, which
+  // its x86 address matching (LLVM 14) does not fold below the element
+  // scaling, and a sum of all loops' terms is recomputed in the innermost
+  // loop. As GEPs from the outermost loop's terms inwards, each partial
+  // pointer is loop-invariant where its terms are (LICM hoists it), and the
+  // constant and unrolled terms end in the displacement of the access.
+  std::vector<Expr> terms;
+  additive_terms(index, &terms);
+  // Depth of a term = the binding order of its innermost variable; the
+  // vectorized loop's variable is the innermost of all; constants last.
+  constexpr int64_t kVectorLane = INT64_MAX - 1, kConstant = INT64_MAX;
+  std::map<int64_t, Expr> by_depth;
+  for (const Expr& t : terms) {
+    int64_t depth = -1;
+    visit(t, [&](const Expr& x) {
+      if (x->kind != ExprKind::kVar) return;
+      int64_t d = 0;
+      if (vec_ && x->var_id == vec_->var->var_id) {
+        d = kVectorLane;
+      } else {
+        auto it = var_order_.find(x->var_id);
+        d = it == var_order_.end() ? 0 : it->second;
+      }
+      depth = std::max(depth, d);
+    });
+    if (depth < 0) depth = kConstant;
+    if (t->kind == ExprKind::kLoad) depth = kVectorLane;  // data-dependent: innermost
+    auto [it, fresh] = by_depth.emplace(depth, t);
+    if (!fresh) it->second = make_binary(ExprKind::kAdd, it->second, t);
+  }
+  if (by_depth.size() <= 1) return element_ptr(base, emit_scalar(index));
+  // Not inbounds: a partial pointer may lie outside the buffer (e.g. before
+  // it, for a padded convolution whose constant term is negative).
+  llvm::Value* ptr = base;
+  for (const auto& [depth, sum] : by_depth) ptr = b_.CreateGEP(b_.getFloatTy(), ptr, emit_scalar(sum));
+  return ptr;
 }
 
 void IREmitter::annotate(llvm::Instruction* inst, const std::string& buffer) {

@@ -90,9 +90,9 @@ Val IREmitter::emit_vector_load(const ExprNode& n, llvm::Value* base) {
   if (p.kind == IndexPattern::kUniform || p.kind == IndexPattern::kChunkUniform) {
     auto scalar_load = [&]() -> llvm::Value* {
       vec_->var_as_base = true;
-      llvm::Value* i = emit_scalar(idx);
+      llvm::Value* ptr = index_ptr(base, idx);
       vec_->var_as_base = false;
-      auto* ld = b_.CreateAlignedLoad(b_.getFloatTy(), element_ptr(base, i), llvm::Align(4));
+      auto* ld = b_.CreateAlignedLoad(b_.getFloatTy(), ptr, llvm::Align(4));
       annotate(ld, n.name);
       return ld;
     };
@@ -103,9 +103,8 @@ Val IREmitter::emit_vector_load(const ExprNode& n, llvm::Value* base) {
   llvm::Value* zero = llvm::Constant::getNullValue(vty);
   if (p.kind == IndexPattern::kContiguous) {
     vec_->var_as_base = true;
-    llvm::Value* i0 = emit_scalar(idx);
+    llvm::Value* ptr = b_.CreateBitCast(index_ptr(base, idx), vty->getPointerTo());
     vec_->var_as_base = false;
-    llvm::Value* ptr = b_.CreateBitCast(element_ptr(base, i0), vty->getPointerTo());
     llvm::Instruction* ld = vec_->mask
                                 ? b_.CreateMaskedLoad(vty, ptr, llvm::Align(4), vec_->mask, zero)
                                 : static_cast<llvm::Instruction*>(
@@ -133,9 +132,8 @@ void IREmitter::emit_vector_store(const Stmt& s, llvm::Value* base, Val value) {
   llvm::Value* v = widen(value);
   if (p.kind == IndexPattern::kContiguous) {
     vec_->var_as_base = true;
-    llvm::Value* i0 = emit_scalar(idx);
+    llvm::Value* ptr = b_.CreateBitCast(index_ptr(base, idx), v->getType()->getPointerTo());
     vec_->var_as_base = false;
-    llvm::Value* ptr = b_.CreateBitCast(element_ptr(base, i0), v->getType()->getPointerTo());
     llvm::Instruction* st =
         vec_->mask ? static_cast<llvm::Instruction*>(
                          b_.CreateMaskedStore(v, ptr, llvm::Align(4), vec_->mask))

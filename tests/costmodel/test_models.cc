@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "costmodel/cost_model.h"
@@ -24,26 +26,36 @@ struct Synthetic {
   std::vector<int> groups;
 };
 
-Synthetic synthetic(size_t n, uint64_t seed) {
+// n programs, each filled by make(rng, rows) which appends its statement
+// rows and returns its label; `groups` tasks, round robin.
+template <typename Make>
+Synthetic generate(size_t n, uint64_t seed, int groups, Make make) {
   std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal;
   Synthetic d;
   for (size_t p = 0; p < n; ++p) {
     ProgramFeatures f;
     f.valid = true;
-    f.num_stmts = 1 + static_cast<int>(rng() % 4);
+    d.labels.push_back(make(rng, &f));
+    f.num_stmts = static_cast<int>(f.values.size() / kNumFeatures);
+    d.programs.push_back(std::move(f));
+    d.groups.push_back(static_cast<int>(p % groups));
+  }
+  return d;
+}
+
+Synthetic synthetic(size_t n, uint64_t seed) {
+  std::normal_distribution<float> normal;
+  return generate(n, seed, 4, [&](std::mt19937_64& rng, ProgramFeatures* f) {
+    const int stmts = 1 + static_cast<int>(rng() % 4);
     double total = 0;
-    for (int s = 0; s < f.num_stmts; ++s) {
+    for (int s = 0; s < stmts; ++s) {
       std::vector<float> row(kNumFeatures, 0.0f);
       for (int k = 0; k < 8; ++k) row[k] = normal(rng);
       total += 2 * row[0] - row[1] + 0.5 * row[2] * row[3] + std::sin(row[4]);
-      f.values.insert(f.values.end(), row.begin(), row.end());
+      f->values.insert(f->values.end(), row.begin(), row.end());
     }
-    d.programs.push_back(std::move(f));
-    d.labels.push_back(static_cast<float>(1.0 / (1.0 + std::exp(-total / 4))));
-    d.groups.push_back(static_cast<int>(p % 4));
-  }
-  return d;
+    return static_cast<float>(1.0 / (1.0 + std::exp(-total / 4)));
+  });
 }
 
 double heldout_accuracy(const std::string& kind, const nlohmann::json& settings) {
@@ -65,6 +77,37 @@ TEST(Models, MlpWithWeightAveragingRanksSyntheticProgramsWell) {
   double acc = heldout_accuracy("mlp", {{"max_train_seconds", 60}, {"max_epochs", 60}, {"average_epochs", 4}});
   EXPECT_GT(acc, 0.9);
   std::printf("mlp (weight averaging) synthetic held-out pairwise accuracy %.3f\n", acc);
+}
+
+// Two statement rows per program whose label is the product of their first
+// features: no sum of per-statement scores can order these programs, a head
+// on the sum of the statements' vectors can.
+Synthetic interacting(size_t n, uint64_t seed) {
+  std::normal_distribution<float> normal;
+  return generate(n, seed, 1, [&](std::mt19937_64& rng, ProgramFeatures* f) {
+    float product = 1;
+    for (int s = 0; s < 2; ++s) {
+      std::vector<float> row(kNumFeatures, 0.0f);
+      row[0] = normal(rng);
+      row[1] = static_cast<float>(s);  // which statement
+      product *= row[0];
+      f->values.insert(f->values.end(), row.begin(), row.end());
+    }
+    return 1.0f / (1.0f + std::exp(-product));
+  });
+}
+
+TEST(Models, MlpProgramHeadLearnsAnInteractionBetweenStatements) {
+  Synthetic train = interacting(1000, 5), test = interacting(300, 6);
+  double acc[2];
+  for (int head : {0, 1}) {
+    auto m = make_cost_model("mlp", {{"max_train_seconds", 60}, {"max_epochs", 80}, {"head_layers", head}});
+    m->fit(train.programs, train.labels, train.groups);
+    acc[head] = pairwise_accuracy(m->predict_features(test.programs), test.labels, test.groups);
+  }
+  std::printf("interacting statements: pairwise accuracy %.3f (sum only), %.3f (program head)\n", acc[0], acc[1]);
+  EXPECT_LT(acc[0], 0.7);
+  EXPECT_GT(acc[1], 0.8);
 }
 
 TEST(Models, XgbRanksSyntheticProgramsWell) {
@@ -133,6 +176,32 @@ TEST(Models, SaveLoadRoundTripGivesIdenticalPredictions) {
   }
 }
 
+TEST(Models, MlpFileFromBeforeTheProgramHeadLoadsWithoutOne) {
+  // Such files have no "head_layers" in their settings: their networks have
+  // no head, whatever today's default.
+  Synthetic train = synthetic(100, 3), test = synthetic(20, 4);
+  auto m = make_cost_model("mlp", {{"max_epochs", 5}, {"head_layers", 0}});
+  m->fit(train.programs, train.labels, train.groups);
+  std::string path = ::testing::TempDir() + "/loom_cm_old_mlp.model";
+  m->save(path);
+  std::string header, payload;
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::getline(in, header);
+    payload.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  nlohmann::json h = nlohmann::json::parse(header);
+  h["settings"].erase("head_layers");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << h.dump() << '\n' << payload;
+  }
+  auto loaded = load_cost_model(path);
+  EXPECT_EQ(loaded->settings_json().at("head_layers"), 0);
+  EXPECT_EQ(loaded->predict_features(test.programs), m->predict_features(test.programs));
+  std::remove(path.c_str());
+}
+
 TEST(Models, MlpWarmStartKeepsLearning) {
   Synthetic a = synthetic(200, 5), b = synthetic(200, 6), test = synthetic(200, 7);
   auto m = make_cost_model("mlp", {{"max_train_seconds", 60}, {"max_epochs", 30}});
@@ -161,6 +230,7 @@ TEST(Models, SettingsAreStrictAndEchoed) {
   EXPECT_THROW(make_cost_model("mlp", {{"members", 0}}), LoomError);
   EXPECT_THROW(make_cost_model("mlp", {{"dropout", 1.0}}), LoomError);
   EXPECT_THROW(make_cost_model("mlp", {{"average_epochs", -1}}), LoomError);
+  EXPECT_THROW(make_cost_model("mlp", {{"head_layers", 9}}), LoomError);
   auto m = make_cost_model("mlp", {{"hidden", 64}});
   EXPECT_EQ(m->settings_json()["hidden"], 64);
   EXPECT_EQ(m->settings_json()["layers"], 2);
