@@ -10,6 +10,7 @@
 #include "ir/error.h"
 
 #include "measure/records.h"
+#include "measure/timing.h"
 
 namespace loom {
 
@@ -62,10 +63,7 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
       ++st.failed;  // cost stays +inf
       continue;
     }
-    std::sort(t.begin(), t.end());
-    const size_t n = t.size();
-    out[i].cost_s = statistic == CostStatistic::kMin ? t.front()
-                    : n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    out[i].cost_s = statistic == CostStatistic::kMin ? *std::min_element(t.begin(), t.end()) : median(t);
   }
   if (stats) *stats = st;
   return out;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ir/error.h"
+#include "measure/timing.h"
 
 namespace loom {
 
@@ -195,11 +196,7 @@ std::vector<ProgramCost> ranked_programs(const std::vector<MeasureRecord>& recor
       once.push_back({p.latest, p.medians[0], 1});
       continue;
     }
-    std::vector<double> m = p.medians;
-    std::sort(m.begin(), m.end());
-    const size_t n = m.size();
-    again.push_back({{p.latest, n % 2 ? m[n / 2] : 0.5 * (m[n / 2 - 1] + m[n / 2]), static_cast<int>(n)},
-                     p.medians.front()});
+    again.push_back({{p.latest, median(p.medians), static_cast<int>(p.medians.size())}, p.medians.front()});
   }
   // Ties: in the order of their latest records in the log (deterministic).
   auto by_cost = [](const ProgramCost& a, const ProgramCost& b) {
