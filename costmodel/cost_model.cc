@@ -167,9 +167,12 @@ std::unique_ptr<CostModel> load_cost_model(const std::string& path) {
   std::string payload;
   nlohmann::json h = read_model_file(path, &payload);
   nlohmann::json settings = h.value("settings", nlohmann::json::object());
-  // MLP files written before the program head existed have no head.
-  if (h.value("model", "") == "mlp" && settings.is_object() && !settings.contains("head_layers"))
-    settings["head_layers"] = 0;
+  // MLP files written before the program head and the input clipping
+  // existed have neither.
+  if (h.value("model", "") == "mlp" && settings.is_object()) {
+    if (!settings.contains("head_layers")) settings["head_layers"] = 0;
+    if (!settings.contains("input_clip")) settings["input_clip"] = 0;
+  }
   auto m = make_cost_model(h.value("model", ""), settings);
   m->load(path);
   return m;

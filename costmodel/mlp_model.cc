@@ -23,8 +23,10 @@
 // averaging, as in stochastic weight averaging); every fit is bounded by
 // max_train_seconds, shared by the members in turn (one that stops early
 // leaves its time to the next). The feature standardization (mean/std per
-// feature) is computed at the first fit and then frozen, so later fits
-// warm-start from the current weights without the inputs shifting under them.
+// feature) is recomputed on all programs at every fit, and the first layer
+// of every network is re-parametrized to match (W' = W diag(s_old/s_new),
+// b' = b + W ((m_new - m_old) s_old)), so a warm start continues from the
+// same function of the features while the clipping range follows the data.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -44,7 +46,7 @@ MlpSettings MlpSettings::from_json(const nlohmann::json& j, const std::string& w
   using namespace settings_util;
   check_keys(j, {"hidden", "layers", "learning_rate", "weight_decay", "batch_programs", "max_epochs", "patience",
                  "valid_fraction", "max_train_seconds", "mse_weight", "threads", "seed", "members", "dropout",
-                 "average_epochs", "head_layers"},
+                 "average_epochs", "head_layers", "input_clip"},
              where);
   MlpSettings s;
   s.hidden = get_int(j, "hidden", s.hidden, 1, 4096, where);
@@ -63,6 +65,7 @@ MlpSettings MlpSettings::from_json(const nlohmann::json& j, const std::string& w
   s.dropout = get_double(j, "dropout", s.dropout, 0.0, 0.9, where);
   s.average_epochs = get_int(j, "average_epochs", s.average_epochs, 0, 1000, where);
   s.head_layers = get_int(j, "head_layers", s.head_layers, 0, 8, where);
+  s.input_clip = get_double(j, "input_clip", s.input_clip, 0.0, 1e6, where);
   return s;
 }
 
@@ -74,13 +77,15 @@ nlohmann::json MlpSettings::to_json() const {
           {"max_train_seconds", max_train_seconds}, {"mse_weight", mse_weight},
           {"threads", threads},       {"seed", seed},
           {"members", members},       {"dropout", dropout},
-          {"average_epochs", average_epochs}, {"head_layers", head_layers}};
+          {"average_epochs", average_epochs}, {"head_layers", head_layers},
+          {"input_clip", input_clip}};
 }
 
 namespace {
 
 struct NetImpl : torch::nn::Module {
-  NetImpl(int in, int hidden, int layers, int head_layers, double dropout) : dropout(dropout) {
+  NetImpl(int in, int hidden, int layers, int head_layers, double dropout, double input_clip)
+      : dropout(dropout), input_clip(input_clip) {
     int prev = in;
     for (int i = 0; i < layers; ++i) {
       fc.push_back(register_module("fc" + std::to_string(i), torch::nn::Linear(prev, hidden)));
@@ -100,6 +105,7 @@ struct NetImpl : torch::nn::Module {
     torch::Tensor scores = torch::zeros({num_programs});
     if (x.size(0) == 0) return scores;
     x = (x - mean) * inv_std;
+    if (input_clip > 0) x = torch::clamp(x, -input_clip, input_clip);
     for (auto& l : fc) x = torch::dropout(torch::relu(l->forward(x)), dropout, is_training());
     scores = scores.index_add(0, seg, out->forward(x).squeeze(1));
     if (head.empty()) return scores;
@@ -110,7 +116,7 @@ struct NetImpl : torch::nn::Module {
   std::vector<torch::nn::Linear> fc, head;
   torch::nn::Linear out{nullptr}, head_out{nullptr};
   torch::Tensor mean, inv_std;
-  double dropout;
+  double dropout, input_clip;
 };
 TORCH_MODULE(Net);
 
@@ -145,7 +151,7 @@ class MlpModel : public CostModel {
   explicit MlpModel(const MlpSettings& s) : s_(s), rng_(static_cast<uint64_t>(s.seed)) {
     for (int m = 0; m < s.members; ++m) {
       torch::manual_seed(static_cast<uint64_t>(s.seed + m));
-      nets_.push_back(Net(kNumFeatures, s.hidden, s.layers, s.head_layers, s.dropout));  // initialized under its seed
+      nets_.push_back(Net(kNumFeatures, s.hidden, s.layers, s.head_layers, s.dropout, s.input_clip));  // initialized under its seed
     }
   }
 
@@ -181,7 +187,7 @@ class MlpModel : public CostModel {
     for (size_t i = 0; i < programs.size(); ++i)
       if (programs[i].valid && programs[i].num_stmts > 0) usable.push_back(i);
     if (usable.size() < 2) return;
-    if (!standardized_) standardize(programs, usable);
+    standardize(programs, usable);
     std::string summary;
     for (size_t m = 0; m < nets_.size(); ++m) {
       const double budget = s_.max_train_seconds * static_cast<double>(m + 1) / static_cast<double>(nets_.size());
@@ -347,9 +353,20 @@ class MlpModel : public CostModel {
   void standardize(const std::vector<ProgramFeatures>& programs, const std::vector<size_t>& idx) {
     torch::NoGradGuard no_grad;
     torch::Tensor rows = pack(programs, idx).rows;
+    torch::Tensor mean = rows.mean(0);
+    torch::Tensor inv_std = 1.0 / torch::clamp_min(rows.std(0, /*unbiased=*/false), 1e-3);
     for (auto& net : nets_) {
-      net->mean.copy_(rows.mean(0));
-      net->inv_std.copy_(1.0 / torch::clamp_min(rows.std(0, /*unbiased=*/false), 1e-3));
+      if (standardized_) {
+        // x_old = x_new * (s_old / s_new) + (m_new - m_old) * s_old, with
+        // s = inv_std: the first layer absorbs the change.
+        auto& first = net->fc.front();
+        torch::Tensor scale = net->inv_std / inv_std;
+        torch::Tensor shift = (mean - net->mean) * net->inv_std;
+        first->bias.add_(torch::matmul(first->weight, shift));
+        first->weight.mul_(scale.unsqueeze(0));
+      }
+      net->mean.copy_(mean);
+      net->inv_std.copy_(inv_std);
     }
     standardized_ = true;
   }

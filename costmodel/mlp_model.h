@@ -38,6 +38,15 @@ struct MlpSettings {
   // on 18,900 measured programs +0.005 / +0.001 pairwise accuracy on held-out
   // records (two splits), which took the MLP past XGBoost on both.
   int head_layers = 1;
+  // Standardized inputs are clipped to [-input_clip, input_clip] (0 = off).
+  // Online, the first fit sees a few dozen programs: a feature constant
+  // among them (std floored at 1e-3) turns any later difference into an
+  // input in the hundreds, and the evolutionary search, maximizing the
+  // score, found such programs (0.3 GFLOP/s matmuls scored best; 41 of one
+  // run's first 200 trials timed out). Clipped, the network cannot
+  // extrapolate far beyond what it saw; the standardization is recomputed
+  // at every fit, so the range follows the data.
+  double input_clip = 8;
 
   // Strict: unknown keys or out-of-range values throw LoomError naming `where.key`.
   static MlpSettings from_json(const nlohmann::json& j, const std::string& where = "mlp");

@@ -2,6 +2,8 @@
 // predictions, and on data with a known ordering the MLP and XGBoost rank well.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -110,6 +112,37 @@ TEST(Models, MlpProgramHeadLearnsAnInteractionBetweenStatements) {
   EXPECT_GT(acc[1], 0.8);
 }
 
+TEST(Models, MlpInputClippingBoundsScoresOfUnseenFeatureValues) {
+  // Feature 9 is 0 in every training program (its std is floored at 1e-3):
+  // a program where it is +-10 is an input of 10,000 standard deviations.
+  // Clipped to input_clip, its score stays near the scores seen in training.
+  Synthetic train = synthetic(400, 7), test = synthetic(50, 8);
+  auto with_feature_9 = [&](float v) {
+    Synthetic odd = test;
+    for (auto& p : odd.programs)
+      for (int s = 0; s < p.num_stmts; ++s) p.values[static_cast<size_t>(s) * kNumFeatures + 9] = v;
+    return odd.programs;
+  };
+  double moved[2];
+  for (int clip : {0, 1}) {
+    auto m = make_cost_model("mlp", {{"max_epochs", 20}, {"max_train_seconds", 60}, {"input_clip", clip ? 8.0 : 0.0}});
+    m->fit(train.programs, train.labels, train.groups);
+    std::vector<float> base = m->predict_features(test.programs);
+    const double range = *std::max_element(base.begin(), base.end()) - *std::min_element(base.begin(), base.end());
+    moved[clip] = 0;
+    for (float v : {10.0f, -10.0f}) {
+      std::vector<float> odd = m->predict_features(with_feature_9(v));
+      for (size_t i = 0; i < odd.size(); ++i)
+        moved[clip] = std::max(moved[clip], std::fabs(static_cast<double>(odd[i] - base[i])) / range);
+    }
+  }
+  std::printf("score change from one unseen feature value, in units of the test scores' range: %.2f unclipped, "
+              "%.2f clipped\n",
+              moved[0], moved[1]);
+  EXPECT_GT(moved[0], 5.0);
+  EXPECT_LT(moved[1], 1.0);
+}
+
 TEST(Models, XgbRanksSyntheticProgramsWell) {
   double acc = heldout_accuracy("xgb", {{"max_train_seconds", 60}, {"max_depth", 6}});
   EXPECT_GT(acc, 0.9);
@@ -176,14 +209,9 @@ TEST(Models, SaveLoadRoundTripGivesIdenticalPredictions) {
   }
 }
 
-TEST(Models, MlpFileFromBeforeTheProgramHeadLoadsWithoutOne) {
-  // Such files have no "head_layers" in their settings: their networks have
-  // no head, whatever today's default.
-  Synthetic train = synthetic(100, 3), test = synthetic(20, 4);
-  auto m = make_cost_model("mlp", {{"max_epochs", 5}, {"head_layers", 0}});
-  m->fit(train.programs, train.labels, train.groups);
-  std::string path = ::testing::TempDir() + "/loom_cm_old_mlp.model";
-  m->save(path);
+// Rewrites the settings in a saved model file's header (the payload kept).
+template <typename Edit>
+void edit_saved_settings(const std::string& path, Edit edit) {
   std::string header, payload;
   {
     std::ifstream in(path, std::ios::binary);
@@ -191,14 +219,46 @@ TEST(Models, MlpFileFromBeforeTheProgramHeadLoadsWithoutOne) {
     payload.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   nlohmann::json h = nlohmann::json::parse(header);
-  h["settings"].erase("head_layers");
-  {
-    std::ofstream out(path, std::ios::binary);
-    out << h.dump() << '\n' << payload;
-  }
+  edit(h["settings"]);
+  std::ofstream out(path, std::ios::binary);
+  out << h.dump() << '\n' << payload;
+}
+
+TEST(Models, MlpFileFromBeforeTheProgramHeadLoadsWithoutOne) {
+  // Such files have no "head_layers" (nor "input_clip") in their settings:
+  // their networks have no head and no clipping, whatever today's defaults.
+  Synthetic train = synthetic(100, 3), test = synthetic(20, 4);
+  auto m = make_cost_model("mlp", {{"max_epochs", 5}, {"head_layers", 0}, {"input_clip", 0}});
+  m->fit(train.programs, train.labels, train.groups);
+  std::string path = ::testing::TempDir() + "/loom_cm_old_mlp.model";
+  m->save(path);
+  edit_saved_settings(path, [](nlohmann::json& settings) {
+    settings.erase("head_layers");
+    settings.erase("input_clip");
+  });
   auto loaded = load_cost_model(path);
   EXPECT_EQ(loaded->settings_json().at("head_layers"), 0);
+  EXPECT_EQ(loaded->settings_json().at("input_clip"), 0);
   EXPECT_EQ(loaded->predict_features(test.programs), m->predict_features(test.programs));
+  std::remove(path.c_str());
+}
+
+TEST(Models, MlpRestandardizingOnMoreDataKeepsItsPredictions) {
+  // Every fit recomputes the feature standardization on all its programs and
+  // re-parametrizes the first layer: a fit that trains no epoch (here: a
+  // saved model whose settings say max_epochs 0) predicts as before.
+  Synthetic first = synthetic(100, 3), more = synthetic(300, 9), test = synthetic(40, 4);
+  auto m = make_cost_model("mlp", {{"max_epochs", 10}, {"input_clip", 0}});
+  m->fit(first.programs, first.labels, first.groups);
+  std::vector<float> before = m->predict_features(test.programs);
+  std::string path = ::testing::TempDir() + "/loom_cm_restandardize.model";
+  m->save(path);
+  edit_saved_settings(path, [](nlohmann::json& settings) { settings["max_epochs"] = 0; });
+  auto loaded = load_cost_model(path);
+  loaded->fit(more.programs, more.labels, more.groups);
+  std::vector<float> after = loaded->predict_features(test.programs);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-3 * (1 + std::fabs(before[i])));
   std::remove(path.c_str());
 }
 
@@ -231,6 +291,7 @@ TEST(Models, SettingsAreStrictAndEchoed) {
   EXPECT_THROW(make_cost_model("mlp", {{"dropout", 1.0}}), LoomError);
   EXPECT_THROW(make_cost_model("mlp", {{"average_epochs", -1}}), LoomError);
   EXPECT_THROW(make_cost_model("mlp", {{"head_layers", 9}}), LoomError);
+  EXPECT_THROW(make_cost_model("mlp", {{"input_clip", -1}}), LoomError);
   auto m = make_cost_model("mlp", {{"hidden", 64}});
   EXPECT_EQ(m->settings_json()["hidden"], 64);
   EXPECT_EQ(m->settings_json()["layers"], 2);
