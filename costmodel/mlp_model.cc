@@ -6,12 +6,13 @@
 // varying size), plus a program head: the sum of the rows' last hidden
 // vectors -> `head_layers` x (Linear(hidden) + ReLU) -> Linear(1), which
 // can weigh statements against each other (a sum of per-statement scores
-// cannot: see the interaction test in tests/costmodel). The model is an ensemble of `members` such networks, each
-// initialized from its own seed and early-stopped on its own validation
-// share; its score is their mean. On 5,040 measured programs one network
-// ranks 0.005-0.01 worse than the mean of five (its early stopping picks a
-// lucky epoch on a few hundred programs; averaging cancels that), and
-// together the members train on every program.
+// cannot: see the interaction test in tests/costmodel). The model is an
+// ensemble of `members` such networks, each initialized from its own seed
+// and early-stopped on its own validation share; its score is their mean.
+// On 5,040 measured programs one network ranks 0.005-0.01 worse than the
+// mean of five (its early stopping picks a lucky epoch on a few hundred
+// programs; averaging cancels that), and together the members train on
+// every program.
 //
 // Training (fit): labels are normalized throughput in [0, 1] per task. Loss =
 // pairwise logistic rank loss over all pairs of programs of the same task
@@ -151,7 +152,8 @@ class MlpModel : public CostModel {
   explicit MlpModel(const MlpSettings& s) : s_(s), rng_(static_cast<uint64_t>(s.seed)) {
     for (int m = 0; m < s.members; ++m) {
       torch::manual_seed(static_cast<uint64_t>(s.seed + m));
-      nets_.push_back(Net(kNumFeatures, s.hidden, s.layers, s.head_layers, s.dropout, s.input_clip));  // initialized under its seed
+      // Initialized under its seed.
+      nets_.push_back(Net(kNumFeatures, s.hidden, s.layers, s.head_layers, s.dropout, s.input_clip));
     }
   }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -61,7 +62,6 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<
 
 Tuner::~Tuner() = default;
 
-
 void Tuner::resume_from_log() {
   LoadReport report;
   if (!std::filesystem::exists(opts_.log_path)) return;  // a new log
@@ -80,6 +80,8 @@ void Tuner::resume_from_log() {
     const std::vector<ProgramCost> ranked = ranked_programs(records_, key);
     std::map<std::string, double> cost_of;
     for (const auto& p : ranked) cost_of[p.record->steps.dump()] = p.cost_s;
+    const std::string best_steps = ranked.empty() ? "" : ranked[0].record->steps.dump();
+    std::optional<State> best;
     std::set<std::string> seen;
     std::vector<State> states;
     std::vector<double> costs;
@@ -93,6 +95,7 @@ void Tuner::resume_from_log() {
         policies_[i]->add_measured_key(steps);
         continue;
       }
+      if (steps == best_steps) best = state;
       auto c = cost_of.find(steps);
       costs.push_back(c != cost_of.end() ? c->second : std::numeric_limits<double>::infinity());
       states.push_back(state);
@@ -100,9 +103,9 @@ void Tuner::resume_from_log() {
     }
     policies_[i]->add_measured(states, costs);
     resumed += static_cast<int>(states.size());
-    // The best as the log ranks it (a confirmed program before one measured once).
-    if (!ranked.empty())
-      policies_[i]->set_best(State::from_json(tasks_[i].task->dag, ranked[0].record->steps), ranked[0].cost_s);
+    // The best as the log ranks it (a confirmed program before one measured
+    // once), when its steps still replay.
+    if (best) policies_[i]->set_best(*best, ranked[0].cost_s);
   }
   trials_ += resumed;
   if (!training.empty()) model_->update(training);

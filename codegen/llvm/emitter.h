@@ -118,9 +118,8 @@ class IREmitter {
 
   // ---- buffers
   llvm::Value* buffer_ptr(const std::string& name);
-  llvm::Value* element_ptr(llvm::Value* base, llvm::Value* index);  // float* + i64
-  // float* + index, emitted as a chain of GEPs from the outermost loop's terms
-  // to the innermost's and the constant (see ir_emitter.cc).
+  // float* + index: one GEP, or a chain of GEPs from the outermost loop's
+  // terms of the index to the innermost's and the constant (ir_emitter.cc).
   llvm::Value* index_ptr(llvm::Value* base, const Expr& index);
   void annotate(llvm::Instruction* inst, const std::string& buffer);
 

@@ -351,10 +351,6 @@ llvm::Value* IREmitter::buffer_ptr(const std::string& name) {
   return it->second;
 }
 
-llvm::Value* IREmitter::element_ptr(llvm::Value* base, llvm::Value* index) {
-  return b_.CreateInBoundsGEP(b_.getFloatTy(), base, index);
-}
-
 namespace {
 
 void additive_terms(const Expr& e, std::vector<Expr>* terms) {
@@ -401,7 +397,7 @@ llvm::Value* IREmitter::index_ptr(llvm::Value* base, const Expr& index) {
     auto [it, fresh] = by_depth.emplace(depth, t);
     if (!fresh) it->second = make_binary(ExprKind::kAdd, it->second, t);
   }
-  if (by_depth.size() <= 1) return element_ptr(base, emit_scalar(index));
+  if (by_depth.size() <= 1) return b_.CreateInBoundsGEP(b_.getFloatTy(), base, emit_scalar(index));
   // Not inbounds: a partial pointer may lie outside the buffer (e.g. before
   // it, for a padded convolution whose constant term is negative).
   llvm::Value* ptr = base;
