@@ -1,6 +1,7 @@
 // The tuning loop end to end on a tiny task with real worker processes.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -119,6 +120,23 @@ TEST(Tuner, ResumeCountsAConfirmedProgramOnce) {
   auto steps = logged_steps(log);
   EXPECT_EQ(steps.size(), 22u + 8u + 6u);
   EXPECT_EQ(std::set<std::string>(steps.begin(), steps.end()).size(), 24u);
+}
+
+TEST(Tuner, ResumeSkipsABestProgramWhoseStepsNoLongerReplay) {
+  // A log from another version whose fastest record's steps do not replay
+  // here: resuming keeps it out of the search (not measured again) and takes
+  // the best from the programs that replay.
+  std::string log = temp_log("unreplayable.jsonl");
+  TunerOptions o = tiny_options(log, 8);
+  Tuner(tiny_tasks(), o, make_cost_model("random")).run();
+  MeasureRecord odd = load_records(log).front();
+  odd.steps = nlohmann::json::array({nlohmann::json::array({"SP", 99, 0, 1024, {4}, 1})});
+  odd.result.costs_s = {1e-9, 1e-9, 1e-9};
+  RecordLog(log).append(std::vector<MeasureRecord>{odd});
+  Tuner resumed(tiny_tasks(), o, make_cost_model("random"));
+  resumed.run();
+  EXPECT_TRUE(std::isfinite(resumed.summary()[0].best_cost));
+  EXPECT_NE(resumed.summary()[0].best_steps, odd.steps);
 }
 
 TEST(Tuner, FindsACorrectProgramAndReportsIt) {
