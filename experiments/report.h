@@ -23,8 +23,12 @@ struct TaskReport {
   std::string loom_error;      // why there is no Loom figure
   std::vector<BaselineResult> baselines;  // medians over the interleaved rounds
   const BaselineResult* best_baseline() const;  // fastest supported, correct variant
+  // Fastest supported, correct variant that read the inputs as given (nothing
+  // prepacked outside its timed call), as Loom's programs do; null if none.
+  const BaselineResult* best_baseline_as_given() const;
   double loom_gflops() const { return loom_s > 0 ? flops / loom_s / 1e9 : 0; }
-  double ratio() const;        // Loom GFLOP/s / best baseline GFLOP/s (0: n/a)
+  double ratio() const;           // Loom GFLOP/s / best baseline GFLOP/s (0: n/a)
+  double ratio_as_given() const;  // Loom GFLOP/s / best_baseline_as_given GFLOP/s (0: n/a)
   std::vector<std::pair<int, double>> curve;  // (trials, best GFLOP/s so far)
 };
 

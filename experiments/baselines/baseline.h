@@ -32,6 +32,11 @@ struct BaselineResult {
   double median_s = 0;
   std::string check;     // "" when the output matched the reference
   std::string impl;      // the library's implementation name, when it tells ("brg:avx512_core")
+  // True when the library read every input as the task gives it: nothing
+  // prepacked or reordered outside the timed call (Loom's own contract — its
+  // programs pack inside the time they are measured). oneDNN's matmul with
+  // plain B is; with B prepacked it is not.
+  bool inputs_as_given = false;
   double gflops(double flops) const { return median_s > 0 ? flops / median_s / 1e9 : 0; }
 };
 

@@ -32,6 +32,7 @@ std::vector<BaselineResult> run_cublas_baselines(const Task& task, const TimingO
   BaselineResult r;
   r.library = "cublas";
   r.variant = B > 1 ? "sgemm strided batched, fp32" : "sgemm, fp32";
+  r.inputs_as_given = true;
   auto run = [&] {
     // Row-major C = A B  <=>  column-major C^T = B^T A^T.
     if (B == 1)

@@ -84,6 +84,7 @@ std::vector<BaselineResult> run_cudnn_baselines(const Task& task, const TimingOp
     r.library = "cudnn";
     r.variant = fused ? "NCHW conv+bias+ReLU fused, fp32" : "NCHW, fp32";
     r.impl = "algo " + std::to_string(static_cast<int>(algo));
+    r.inputs_as_given = true;  // NCHW in, KCRS weights, NCHW out
     run();
     if (status != CUDNN_STATUS_SUCCESS) {
       out.push_back(unsupported_baseline("cudnn", r.variant, cudnnGetErrorString(status)));

@@ -62,6 +62,7 @@ BaselineResult result(const std::string& variant) {
   BaselineResult r;
   r.library = "openblas";
   r.variant = variant;
+  r.inputs_as_given = true;  // cblas packs inside the call
   r.impl = openblas_get_corename();
   const std::string& note = select_openblas_kernels();
   if (!note.empty()) r.impl += " (" + note + ")";
