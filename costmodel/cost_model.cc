@@ -163,7 +163,7 @@ std::unique_ptr<CostModel> make_cost_model(const std::string& kind, const nlohma
   throw LoomError("unknown cost model '" + kind + "' (expected mlp, xgb or random)");
 }
 
-std::unique_ptr<CostModel> load_cost_model(const std::string& path) {
+std::unique_ptr<CostModel> load_cost_model(const std::string& path, const nlohmann::json& overrides) {
   std::string payload;
   nlohmann::json h = read_model_file(path, &payload);
   nlohmann::json settings = h.value("settings", nlohmann::json::object());
@@ -173,6 +173,9 @@ std::unique_ptr<CostModel> load_cost_model(const std::string& path) {
     if (!settings.contains("head_layers")) settings["head_layers"] = 0;
     if (!settings.contains("input_clip")) settings["input_clip"] = 0;
   }
+  if (!overrides.is_object()) throw LoomError(path + ": setting overrides must be an object");
+  if (settings.is_object())
+    for (const auto& [key, value] : overrides.items()) settings[key] = value;
   auto m = make_cost_model(h.value("model", ""), settings);
   m->load(path);
   return m;

@@ -99,7 +99,11 @@ class CostModel {
 // parsed strictly (unknown keys and bad values throw LoomError).
 std::unique_ptr<CostModel> make_cost_model(const std::string& kind,
                                            const nlohmann::json& settings = nlohmann::json::object());
-std::unique_ptr<CostModel> load_cost_model(const std::string& path);
+// `overrides` replace settings saved in the file (e.g. a pretrained model's
+// generous max_train_seconds by the online bound); a setting that changes the
+// shape of the saved model (a network's width) makes the load fail.
+std::unique_ptr<CostModel> load_cost_model(const std::string& path,
+                                           const nlohmann::json& overrides = nlohmann::json::object());
 const std::vector<std::string>& cost_model_kinds();
 
 // Strict JSON settings helpers shared by the models.

@@ -149,6 +149,8 @@ ExperimentConfig ExperimentConfig::load(const std::string& path) {
   resolve(c.log_path, c.name + ".jsonl");
   resolve(c.export_dir, c.name + "_export");
   resolve(c.report_dir, c.name + "_report");
+  if (!c.pretrained_model.empty() && std::filesystem::path(c.pretrained_model).is_relative())
+    c.pretrained_model = (base / c.pretrained_model).string();
   return c;
 }
 

@@ -28,7 +28,10 @@ struct ExperimentConfig {
   SearchSettings search;
   std::string cost_model = "mlp";               // mlp | xgb | random
   nlohmann::json cost_model_options = nlohmann::json::object();
-  std::string pretrained_model;                 // a saved model to start from ("" = none)
+  // A saved model to start from ("" = none; relative to the config's folder).
+  // Its kind must be cost_model.kind; cost_model.options override the
+  // settings saved with it (the MLP keeps training from its weights online).
+  std::string pretrained_model;
   MeasureOptions measure;
   std::vector<std::string> baselines = {"onednn", "openblas"};  // libraries `loom report` compares with
   // outputs: relative paths are relative to the config file's folder.

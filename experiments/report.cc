@@ -24,10 +24,6 @@ const BaselineResult* fastest(const std::vector<BaselineResult>& baselines, bool
   return best;
 }
 
-double ratio_to(const BaselineResult* b, double loom_s) {
-  return b && loom_s > 0 ? b->median_s / loom_s : 0;
-}
-
 std::string baseline_name(const BaselineResult* b) {
   return b ? b->library + " (" + b->variant + ")" : "none";
 }
@@ -43,8 +39,19 @@ std::string ratio_text(double ratio) {
 
 const BaselineResult* TaskReport::best_baseline() const { return fastest(baselines, false); }
 const BaselineResult* TaskReport::best_baseline_as_given() const { return fastest(baselines, true); }
-double TaskReport::ratio() const { return ratio_to(best_baseline(), loom_s); }
-double TaskReport::ratio_as_given() const { return ratio_to(best_baseline_as_given(), loom_s); }
+double TaskReport::ratio() const { return ratio_to(best_baseline()); }
+double TaskReport::ratio_as_given() const { return ratio_to(best_baseline_as_given()); }
+
+double TaskReport::ratio_to(const BaselineResult* b) const {
+  if (!b || loom_s <= 0) return 0;
+  const size_t index = static_cast<size_t>(b - baselines.data());
+  std::vector<double> paired;
+  if (index < baseline_rounds.size() && baseline_rounds[index].size() == loom_rounds.size())
+    for (size_t k = 0; k < loom_rounds.size(); ++k)
+      if (loom_rounds[k] > 0 && baseline_rounds[index][k] > 0) paired.push_back(baseline_rounds[index][k] / loom_rounds[k]);
+  // Without per-round times (a report built elsewhere): the medians' ratio.
+  return paired.empty() ? b->median_s / loom_s : median(std::move(paired));
+}
 
 namespace {
 
@@ -110,22 +117,28 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
     std::vector<std::vector<double>> base_runs;
     int rounds = opts.remeasure ? std::max(opts.rounds, 1) : 1;
     for (int round = 0; round < rounds; ++round) {
+      double loom_this_round = 0;
       if (best_rec) {
         if (opts.remeasure) {
           auto res = measurer.measure_steps(task, {best_rec->steps});
-          if (res[0].ok()) loom_runs.push_back(res[0].median_s());
+          if (res[0].ok()) loom_this_round = res[0].median_s();
           else r.loom_error = std::string(error_kind_name(res[0].error)) + ": " + res[0].error_msg;
         } else {
-          loom_runs.push_back(best_prog.cost_s);
+          loom_this_round = best_prog.cost_s;
         }
       }
+      if (loom_this_round > 0) loom_runs.push_back(loom_this_round);
+      r.loom_rounds.push_back(loom_this_round);
       auto b = run_baselines(cfg, task, timing, inputs, ref);
       if (r.baselines.empty()) {
         r.baselines = b;
         base_runs.assign(b.size(), {});
+        r.baseline_rounds.assign(b.size(), {});
       }
-      for (size_t i = 0; i < b.size() && i < base_runs.size(); ++i)
+      for (size_t i = 0; i < b.size() && i < base_runs.size(); ++i) {
         if (b[i].supported) base_runs[i].push_back(b[i].median_s);
+        r.baseline_rounds[i].push_back(b[i].supported && b[i].check.empty() ? b[i].median_s : 0.0);
+      }
     }
     if (!loom_runs.empty()) {
       r.loom_s = median_of(loom_runs);

@@ -22,6 +22,13 @@ struct TaskReport {
   double loom_s = 0;           // re-measured median of the best schedule (0: none)
   std::string loom_error;      // why there is no Loom figure
   std::vector<BaselineResult> baselines;  // medians over the interleaved rounds
+  // Per interleaved round: Loom's time and each baseline's (parallel to
+  // `baselines`), 0 where that round gave none. The ratios are medians of
+  // the per-round ratios: a round's programs run seconds apart, so the
+  // load of the moment cancels out of their ratio (on this shared machine
+  // it switched between rounds, moving a program by up to 40%).
+  std::vector<double> loom_rounds;
+  std::vector<std::vector<double>> baseline_rounds;
   const BaselineResult* best_baseline() const;  // fastest supported, correct variant
   // Fastest supported, correct variant that read the inputs as given (nothing
   // prepacked outside its timed call), as Loom's programs do; null if none.
@@ -29,6 +36,7 @@ struct TaskReport {
   double loom_gflops() const { return loom_s > 0 ? flops / loom_s / 1e9 : 0; }
   double ratio() const;           // Loom GFLOP/s / best baseline GFLOP/s (0: n/a)
   double ratio_as_given() const;  // Loom GFLOP/s / best_baseline_as_given GFLOP/s (0: n/a)
+  double ratio_to(const BaselineResult* b) const;  // one of `baselines` (0: n/a)
   std::vector<std::pair<int, double>> curve;  // (trials, best GFLOP/s so far)
 };
 

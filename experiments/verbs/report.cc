@@ -41,7 +41,7 @@ int report_verb(const Args& args) {
       else if (!x.check.empty()) std::printf("    %s (%s): WRONG RESULT: %s\n", x.library.c_str(), x.variant.c_str(), x.check.c_str());
       else
         std::printf("    %s (%s): %.2f GFLOP/s, Loom / it %.3f%s\n", x.library.c_str(), x.variant.c_str(),
-                    x.gflops(r.flops), x.median_s > 0 && r.loom_s > 0 ? x.median_s / r.loom_s : 0.0,
+                    x.gflops(r.flops), r.ratio_to(&x),
                     x.inputs_as_given ? "  (inputs as given)" : "  (an input prepacked outside the timing)");
   }
   write_report(cfg, reports);

@@ -29,14 +29,16 @@ namespace loom::cli {
 namespace {
 
 // Loom's schedule and oneDNN, re-measured alternately `rounds` times in this
-// process (the machine is shared and noisy): medians and their ratio.
+// process (the machine is shared and noisy): medians, and the median of the
+// per-round ratios (a round's runs are seconds apart, so the load of the
+// moment cancels out of their ratio).
 void compare_with_onednn(const Task& task, Measurer& measurer, const State& state,
                          const TimingOptions& timing, int rounds) {
   const ComputeDAG& dag = *task.dag;
   auto inputs = random_inputs(dag, 1);
   auto ref = evaluate_reference(dag, inputs);
   std::vector<double> loom_runs;
-  std::map<std::string, std::vector<double>> onednn_runs;
+  std::map<std::string, std::vector<double>> onednn_runs, round_ratios;
   std::map<std::string, bool> as_given;
   for (int k = 0; k < rounds; ++k) {
     MeasureResult r = measurer.measure(task, {state})[0];
@@ -45,6 +47,7 @@ void compare_with_onednn(const Task& task, Measurer& measurer, const State& stat
       if (b.supported && b.check.empty()) {
         onednn_runs[b.variant].push_back(b.median_s);
         as_given[b.variant] = b.inputs_as_given;
+        if (r.ok()) round_ratios[b.variant].push_back(b.median_s / r.median_s());
       }
   }
   if (loom_runs.empty() || onednn_runs.empty()) {
@@ -63,10 +66,14 @@ void compare_with_onednn(const Task& task, Measurer& measurer, const State& stat
     if (best_s == 0 || m < best_s) best_s = m, best_variant = variant;
     if (as_given[variant] && (best_given_s == 0 || m < best_given_s)) best_given_s = m, best_given_variant = variant;
   }
+  auto percent_of = [&](const std::string& variant) {
+    const auto& v = round_ratios[variant];
+    return v.empty() ? 0.0 : 100.0 * median(v);
+  };
   std::printf("Loom (same run, %d interleaved rounds) median %.4f ms  %.2f GFLOP/s = %.1f%% of oneDNN (%s)",
-              rounds, loom_s * 1e3, dag.flop_count() / loom_s / 1e9, 100.0 * best_s / loom_s, best_variant.c_str());
+              rounds, loom_s * 1e3, dag.flop_count() / loom_s / 1e9, percent_of(best_variant), best_variant.c_str());
   if (best_given_s > 0 && best_given_variant != best_variant)
-    std::printf(", %.1f%% of oneDNN (%s)", 100.0 * best_given_s / loom_s, best_given_variant.c_str());
+    std::printf(", %.1f%% of oneDNN (%s)", percent_of(best_given_variant), best_given_variant.c_str());
   std::printf("\n");
 }
 

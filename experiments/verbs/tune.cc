@@ -35,7 +35,10 @@ int tune_verb(const Args& args) {
   std::printf("loom tune %s\nsettings: %s\n", file.c_str(), cfg.to_json().dump().c_str());
   std::unique_ptr<CostModel> model = cfg.pretrained_model.empty()
                                          ? make_cost_model(cfg.cost_model, cfg.cost_model_options)
-                                         : load_cost_model(cfg.pretrained_model);
+                                         : load_cost_model(cfg.pretrained_model, cfg.cost_model_options);
+  if (model->name() != cfg.cost_model)
+    throw LoomError("cost_model.kind is '" + cfg.cost_model + "' but cost_model.pretrained (" + cfg.pretrained_model +
+                    ") holds a '" + model->name() + "' model");
   std::printf("cost model: %s %s\n", model->name().c_str(), model->settings_json().dump().c_str());
   std::vector<TuneTask> tasks;
   for (const auto& t : cfg.tasks) tasks.push_back({std::make_shared<const Task>(t.task), t.weight});

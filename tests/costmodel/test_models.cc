@@ -243,6 +243,36 @@ TEST(Models, MlpFileFromBeforeTheProgramHeadLoadsWithoutOne) {
   std::remove(path.c_str());
 }
 
+// A pretrained model is saved with the generous bound of offline training;
+// online, the config's options replace it. The weights are the saved ones.
+TEST(Models, LoadedSettingsCanBeOverridden) {
+  Synthetic train = synthetic(100, 3), test = synthetic(20, 4);
+  auto m = make_cost_model("mlp", {{"max_epochs", 5}, {"max_train_seconds", 1500}});
+  m->fit(train.programs, train.labels, train.groups);
+  std::string path = ::testing::TempDir() + "/loom_cm_override.model";
+  m->save(path);
+  auto loaded = load_cost_model(path, {{"max_train_seconds", 5}});
+  EXPECT_EQ(loaded->settings_json().at("max_train_seconds"), 5);
+  EXPECT_EQ(loaded->predict_features(test.programs), m->predict_features(test.programs));
+  std::remove(path.c_str());
+}
+
+TEST(Models, OverrideThatChangesTheNetworkShapeFailsToLoad) {
+  auto m = make_cost_model("mlp", {{"max_epochs", 1}});
+  Synthetic train = synthetic(40, 3);
+  m->fit(train.programs, train.labels, train.groups);
+  std::string path = ::testing::TempDir() + "/loom_cm_override_shape.model";
+  m->save(path);
+  try {
+    load_cost_model(path, {{"hidden", 64}});
+    FAIL() << "a 128-wide network loaded as a 64-wide one";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not match the network shape"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_cost_model(path, {{"hiden", 64}}), LoomError);  // still strict
+  std::remove(path.c_str());
+}
+
 TEST(Models, MlpRestandardizingOnMoreDataKeepsItsPredictions) {
   // Every fit recomputes the feature standardization on all its programs and
   // re-parametrizes the first layer: a fit that trains no epoch (here: a

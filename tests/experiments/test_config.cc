@@ -2,6 +2,10 @@
 // one-line error naming the JSON path of the problem.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "costmodel/cost_model.h"
 #include "experiments/config.h"
 #include "ir/error.h"
 
@@ -73,6 +77,42 @@ TEST(Config, UnknownBaseline) {
 }
 TEST(Config, UnknownOutput) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "outputs": {"plot": "x"}})", "outputs.plot");
+}
+
+// A config in experiments/configs/ names the committed model as
+// "../models/...": paths are taken from the config's folder, like outputs.
+TEST(Config, PretrainedModelPathIsRelativeToTheConfigFolder) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(::testing::TempDir()) / "loom_config_pretrained" / "configs";
+  fs::create_directories(dir);
+  std::ofstream(dir / "c.json") << R"({"tasks": [{"workload": "matmul"}],
+    "cost_model": {"kind": "mlp", "pretrained": "../models/m.model", "options": {"max_train_seconds": 5}}})";
+  ExperimentConfig c = ExperimentConfig::load((dir / "c.json").string());
+  EXPECT_EQ(fs::path(c.pretrained_model).lexically_normal(), (dir / "../models/m.model").lexically_normal());
+  EXPECT_EQ(c.cost_model_options["max_train_seconds"], 5);
+  fs::remove_all(dir.parent_path());
+}
+
+// Every config under experiments/configs parses, and a pretrained model it
+// names loads with its options (a model saved before a change of the
+// features would not).
+TEST(Config, EveryCommittedConfigLoads) {
+  namespace fs = std::filesystem;
+  const char* src = std::getenv("LOOM_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "LOOM_SOURCE_DIR is set by ctest";
+  int configs = 0, pretrained = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(src) / "experiments" / "configs")) {
+    if (e.path().extension() != ".json") continue;
+    SCOPED_TRACE(e.path().string());
+    ExperimentConfig c = ExperimentConfig::load(e.path().string());
+    ++configs;
+    if (c.pretrained_model.empty()) continue;
+    auto model = load_cost_model(c.pretrained_model, c.cost_model_options);
+    EXPECT_EQ(model->name(), c.cost_model);
+    ++pretrained;
+  }
+  EXPECT_GE(configs, 8);
+  EXPECT_GE(pretrained, 1);
 }
 
 }  // namespace

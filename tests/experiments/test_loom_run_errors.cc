@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -104,6 +105,31 @@ TEST(LoomRun, PrintAsmShowsTheKernelsMachineCode) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("ret"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("mul"), std::string::npos) << "the multiply of the product: " << r.output;
+}
+
+// A pretrained model of another kind than the config's, or a missing file,
+// stops `loom tune` before anything is measured, with one line naming it.
+TEST(LoomTune, PretrainedModelOfAnotherKindOrMissingIsNamed) {
+  const std::string src = std::getenv("LOOM_SOURCE_DIR") ? std::getenv("LOOM_SOURCE_DIR") : "";
+  ASSERT_FALSE(src.empty());
+  const std::string log = write_file("pretrained.jsonl", "");
+  std::filesystem::remove(log);
+  for (const auto& [cost_model, needle] :
+       {std::pair<std::string, std::string>{R"({"kind": "xgb", "pretrained": ")" + src +
+                                                R"(/experiments/models/suite_mlp.model"})",
+                                            "cost_model.kind is 'xgb' but cost_model.pretrained"},
+        {R"({"kind": "mlp", "pretrained": "/nonexistent/m.model"})", "cannot read cost model file"}}) {
+    std::string cfg = write_file("pretrained.json", R"({"tasks": [{"workload": "matmul"}], "cost_model": )" +
+                                                        cost_model + R"(, "outputs": {"log": ")" + log + R"("}})");
+    Result r = run_loom("tune " + cfg);  // the settings echo (stdout) and one error line (stderr)
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    const size_t error_at = r.output.find("loom tune: error: ");
+    ASSERT_NE(error_at, std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("error", error_at + 20), std::string::npos) << "one error only: " << r.output;
+    const std::string error_line = r.output.substr(error_at, r.output.find('\n', error_at) - error_at);
+    EXPECT_NE(error_line.find(needle), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(log)) << "nothing measured, no log";
+  }
 }
 
 TEST(LoomCostmodel, PredictionsListEveryHeldOutProgramWithLabelAndScore) {

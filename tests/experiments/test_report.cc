@@ -56,5 +56,32 @@ TEST(Report, WrongOrUnsupportedVariantsAreNeverTheBaseline) {
   EXPECT_EQ(r.best_baseline_as_given()->variant, "plain B");
 }
 
+// Load that changes between rounds slows Loom and the baseline of a round
+// alike: the median of per-round ratios sees through it, the ratio of the
+// medians does not.
+TEST(Report, RatioIsTheMedianOfPerRoundRatios) {
+  TaskReport r = gemm_report();
+  const double load[5] = {1.0, 1.6, 1.6, 1.0, 1.6};  // the machine's slowdown in each round
+  for (double f : load) {
+    r.loom_rounds.push_back(0.016 * f);
+    r.baseline_rounds.resize(2);
+    r.baseline_rounds[0].push_back(0.015 * f);
+    r.baseline_rounds[1].push_back(0.0125 * (f == 1.6 ? 1.0 : 1.6));  // its loaded rounds are the others
+  }
+  r.loom_s = 0.016 * 1.6;       // the medians over the rounds
+  r.baselines[0].median_s = 0.015 * 1.6;
+  r.baselines[1].median_s = 0.0125 * 1.0;
+  EXPECT_DOUBLE_EQ(r.ratio_as_given(), 0.015 / 0.016);
+  EXPECT_DOUBLE_EQ(r.ratio_to(&r.baselines[1]), 0.0125 / (0.016 * 1.6));  // rounds 2, 3, 5 decide it
+}
+
+TEST(Report, RoundsWhereEitherSideFailedAreNotPaired) {
+  TaskReport r = gemm_report();
+  r.loom_rounds = {0.016, 0.0, 0.016};
+  r.baseline_rounds = {{0.015, 0.001, 0.0}, {0.0125, 0.0125, 0.0125}};
+  EXPECT_DOUBLE_EQ(r.ratio_as_given(), 0.015 / 0.016);  // only round 1 pairs
+  EXPECT_DOUBLE_EQ(r.ratio(), 0.0125 / 0.016);
+}
+
 }  // namespace
 }  // namespace loom
