@@ -53,9 +53,29 @@ double TaskReport::ratio_to(const BaselineResult* b) const {
   return paired.empty() ? b->median_s / loom_s : median(std::move(paired));
 }
 
-namespace {
+void TaskReport::add_round(double loom_round_s, const std::vector<BaselineResult>& round) {
+  loom_rounds.push_back(loom_round_s);
+  if (baselines.empty()) {
+    baselines = round;
+    baseline_rounds.assign(round.size(), {});
+  }
+  for (size_t i = 0; i < round.size() && i < baseline_rounds.size(); ++i)
+    baseline_rounds[i].push_back(round[i].supported && round[i].check.empty() ? round[i].median_s : 0.0);
+}
 
-double median_of(std::vector<double> v) { return median(std::move(v)); }
+void TaskReport::summarize_rounds() {
+  auto median_of_positive = [](const std::vector<double>& times, double* out) {
+    std::vector<double> v;
+    for (double t : times)
+      if (t > 0) v.push_back(t);
+    if (!v.empty()) *out = median(std::move(v));
+  };
+  median_of_positive(loom_rounds, &loom_s);
+  for (size_t i = 0; i < baselines.size() && i < baseline_rounds.size(); ++i)
+    median_of_positive(baseline_rounds[i], &baselines[i].median_s);
+}
+
+namespace {
 
 std::vector<BaselineResult> run_baselines(const ExperimentConfig& cfg, const Task& task,
                                           const TimingOptions& timing, const TensorMap& in,
@@ -113,8 +133,6 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
 
     auto inputs = random_inputs(*task.dag, 1);
     auto ref = evaluate_reference(*task.dag, inputs);
-    std::vector<double> loom_runs;
-    std::vector<std::vector<double>> base_runs;
     int rounds = opts.remeasure ? std::max(opts.rounds, 1) : 1;
     for (int round = 0; round < rounds; ++round) {
       double loom_this_round = 0;
@@ -127,25 +145,10 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
           loom_this_round = best_prog.cost_s;
         }
       }
-      if (loom_this_round > 0) loom_runs.push_back(loom_this_round);
-      r.loom_rounds.push_back(loom_this_round);
-      auto b = run_baselines(cfg, task, timing, inputs, ref);
-      if (r.baselines.empty()) {
-        r.baselines = b;
-        base_runs.assign(b.size(), {});
-        r.baseline_rounds.assign(b.size(), {});
-      }
-      for (size_t i = 0; i < b.size() && i < base_runs.size(); ++i) {
-        if (b[i].supported) base_runs[i].push_back(b[i].median_s);
-        r.baseline_rounds[i].push_back(b[i].supported && b[i].check.empty() ? b[i].median_s : 0.0);
-      }
+      r.add_round(loom_this_round, run_baselines(cfg, task, timing, inputs, ref));
     }
-    if (!loom_runs.empty()) {
-      r.loom_s = median_of(loom_runs);
-      r.loom_error.clear();
-    }
-    for (size_t i = 0; i < r.baselines.size(); ++i)
-      if (!base_runs[i].empty()) r.baselines[i].median_s = median_of(base_runs[i]);
+    r.summarize_rounds();
+    if (r.loom_s > 0) r.loom_error.clear();
     out.push_back(std::move(r));
   }
   return out;

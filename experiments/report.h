@@ -37,6 +37,12 @@ struct TaskReport {
   double ratio() const;           // Loom GFLOP/s / best baseline GFLOP/s (0: n/a)
   double ratio_as_given() const;  // Loom GFLOP/s / best_baseline_as_given GFLOP/s (0: n/a)
   double ratio_to(const BaselineResult* b) const;  // one of `baselines` (0: n/a)
+  // Records one interleaved round: Loom's time (0: none this round) and the
+  // baselines' results; the first round's results become `baselines`.
+  void add_round(double loom_round_s, const std::vector<BaselineResult>& round);
+  // Sets loom_s and every baseline's median_s to the median of its times
+  // over the rounds (a side without any keeps its value).
+  void summarize_rounds();
   std::vector<std::pair<int, double>> curve;  // (trials, best GFLOP/s so far)
 };
 

@@ -13,11 +13,11 @@
 
 #include "codegen/llvm/llvm_jit.h"
 #include "experiments/baselines/baseline.h"
+#include "experiments/report.h"
 #include "experiments/task_file.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
 #include "ir/lower.h"
-#include "ir/reference.h"
 #include "ir/reference.h"
 #include "ir/state.h"
 #include "measure/measurer.h"
@@ -37,43 +37,29 @@ void compare_with_onednn(const Task& task, Measurer& measurer, const State& stat
   const ComputeDAG& dag = *task.dag;
   auto inputs = random_inputs(dag, 1);
   auto ref = evaluate_reference(dag, inputs);
-  std::vector<double> loom_runs;
-  std::map<std::string, std::vector<double>> onednn_runs, round_ratios;
-  std::map<std::string, bool> as_given;
+  TaskReport cmp;  // the same pairing and choice of baselines as `loom report`
+  cmp.flops = dag.flop_count();
   for (int k = 0; k < rounds; ++k) {
     MeasureResult r = measurer.measure(task, {state})[0];
-    if (r.ok()) loom_runs.push_back(r.median_s());
-    for (const auto& b : run_onednn_baselines(task, timing, inputs, ref))
-      if (b.supported && b.check.empty()) {
-        onednn_runs[b.variant].push_back(b.median_s);
-        as_given[b.variant] = b.inputs_as_given;
-        if (r.ok()) round_ratios[b.variant].push_back(b.median_s / r.median_s());
-      }
+    cmp.add_round(r.ok() ? r.median_s() : 0.0, run_onednn_baselines(task, timing, inputs, ref));
   }
-  if (loom_runs.empty() || onednn_runs.empty()) {
+  cmp.summarize_rounds();
+  const BaselineResult* best = cmp.best_baseline();
+  if (cmp.loom_s <= 0 || !best) {
     std::printf("comparison with oneDNN: not available for this workload\n");
     return;
   }
-  double loom_s = median(loom_runs);
+  for (const auto& b : cmp.baselines)
+    if (b.supported && b.check.empty())
+      std::printf("oneDNN %-40s median %.4f ms  %.2f GFLOP/s%s\n", b.variant.c_str(), b.median_s * 1e3,
+                  b.gflops(cmp.flops), b.inputs_as_given ? "  (inputs as given)" : "");
   // The fastest variant overall, and the fastest that read the inputs as
   // given (nothing prepacked outside its timing, as Loom's programs).
-  std::string best_variant, best_given_variant;
-  double best_s = 0, best_given_s = 0;
-  for (const auto& [variant, runs] : onednn_runs) {
-    double m = median(runs);
-    std::printf("oneDNN %-40s median %.4f ms  %.2f GFLOP/s%s\n", variant.c_str(), m * 1e3, dag.flop_count() / m / 1e9,
-                as_given[variant] ? "  (inputs as given)" : "");
-    if (best_s == 0 || m < best_s) best_s = m, best_variant = variant;
-    if (as_given[variant] && (best_given_s == 0 || m < best_given_s)) best_given_s = m, best_given_variant = variant;
-  }
-  auto percent_of = [&](const std::string& variant) {
-    const auto& v = round_ratios[variant];
-    return v.empty() ? 0.0 : 100.0 * median(v);
-  };
-  std::printf("Loom (same run, %d interleaved rounds) median %.4f ms  %.2f GFLOP/s = %.1f%% of oneDNN (%s)",
-              rounds, loom_s * 1e3, dag.flop_count() / loom_s / 1e9, percent_of(best_variant), best_variant.c_str());
-  if (best_given_s > 0 && best_given_variant != best_variant)
-    std::printf(", %.1f%% of oneDNN (%s)", percent_of(best_given_variant), best_given_variant.c_str());
+  std::printf("Loom (same run, %d interleaved rounds) median %.4f ms  %.2f GFLOP/s = %.1f%% of oneDNN (%s)", rounds,
+              cmp.loom_s * 1e3, cmp.loom_gflops(), 100.0 * cmp.ratio(), best->variant.c_str());
+  const BaselineResult* given = cmp.best_baseline_as_given();
+  if (given && given != best)
+    std::printf(", %.1f%% of oneDNN (%s)", 100.0 * cmp.ratio_as_given(), given->variant.c_str());
   std::printf("\n");
 }
 

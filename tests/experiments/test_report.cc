@@ -83,5 +83,22 @@ TEST(Report, RoundsWhereEitherSideFailedAreNotPaired) {
   EXPECT_DOUBLE_EQ(r.ratio(), 0.0125 / 0.016);
 }
 
+TEST(Report, MediansComeFromTheRoundsThatGaveATime) {
+  TaskReport r;
+  std::vector<BaselineResult> round = {variant("plain B", 0.015, true)};
+  r.add_round(0.016, round);
+  round[0].median_s = 0.017;
+  r.add_round(0.0, round);  // Loom failed this round
+  round[0].median_s = 0.019;
+  r.add_round(0.018, round);
+  round[0].check = "max error 1.0 at C[0]";  // a wrong result does not count
+  round[0].median_s = 0.001;
+  r.add_round(0.020, round);
+  r.summarize_rounds();
+  EXPECT_DOUBLE_EQ(r.loom_s, 0.018);
+  EXPECT_DOUBLE_EQ(r.baselines[0].median_s, 0.017);
+  EXPECT_DOUBLE_EQ(r.ratio_as_given(), 0.5 * (0.015 / 0.016 + 0.019 / 0.018));
+}
+
 }  // namespace
 }  // namespace loom
