@@ -10,6 +10,7 @@
 #include "ir/error.h"
 #include "ir/reference.h"
 #include "measure/records.h"
+#include "measure/timing.h"
 
 namespace loom {
 
@@ -82,6 +83,7 @@ std::vector<BaselineResult> run_baselines(const ExperimentConfig& cfg, const Tas
                                           const TensorMap& ref) {
   std::vector<BaselineResult> out;
   for (const auto& lib : cfg.baselines) {
+    wait_for_idle_threads();  // the previous library's spinning workers
     std::vector<BaselineResult> r;
     if (lib == "onednn" && task.target.kind == "cpu") r = run_onednn_baselines(task, timing, in, ref);
     else if (lib == "openblas" && task.target.kind == "cpu") r = run_openblas_baselines(task, timing, in, ref);
@@ -138,6 +140,7 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
       double loom_this_round = 0;
       if (best_rec) {
         if (opts.remeasure) {
+          wait_for_idle_threads();  // the baselines' spinning workers
           auto res = measurer.measure_steps(task, {best_rec->steps});
           if (res[0].ok()) loom_this_round = res[0].median_s();
           else r.loom_error = std::string(error_kind_name(res[0].error)) + ": " + res[0].error_msg;

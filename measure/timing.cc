@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
+#include <thread>
 
 namespace loom {
 
@@ -53,6 +55,29 @@ std::vector<double> time_function(const std::function<void()>& fn, const TimingO
     out.push_back(total / per_group);
   }
   return out;
+}
+
+namespace {
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+}  // namespace
+
+bool wait_for_idle_threads(double max_wait_s, double window_ms, double busy_fraction) {
+  const auto window = std::chrono::duration<double, std::milli>(window_ms);
+  const auto t0 = Clock::now();
+  for (;;) {
+    // The calling thread sleeps through the window: the CPU time the
+    // process spends meanwhile is its other threads'.
+    const double cpu0 = process_cpu_seconds();
+    const auto w0 = Clock::now();
+    std::this_thread::sleep_for(window);
+    const double busy = (process_cpu_seconds() - cpu0) / std::max(seconds_since(w0), 1e-6);
+    if (busy < busy_fraction) return true;
+    if (seconds_since(t0) >= max_wait_s) return false;
+  }
 }
 
 double median(std::vector<double> v) {

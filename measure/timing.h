@@ -25,4 +25,15 @@ double median(std::vector<double> v);
 // Writes over a buffer larger than the last-level cache.
 void flush_cpu_cache();
 
+// Library thread pools keep their workers spinning after a call returns
+// (OpenBLAS's pthread server burns a whole core for about 0.1 s, libgomp
+// for its spin count): a measurement started then shares the CPU with them,
+// and with a multi-threaded program that is a handicap of tens of percent
+// on its first group. Sleeps in windows of `window_ms` until the threads
+// of this process together used less than `busy_fraction` of one core over
+// a window, or `max_wait_s` has passed. Returns whether they went idle.
+// Comparisons call it before each side's measurement (loom report, loom run
+// --compare-onednn).
+bool wait_for_idle_threads(double max_wait_s = 1.0, double window_ms = 10, double busy_fraction = 0.05);
+
 }  // namespace loom

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/lower.h"
+#include "ir/steps.h"
 #include "search/crossover.h"
 
 namespace loom {
@@ -29,6 +30,37 @@ std::vector<float> random_scores_of_valid(const std::vector<State>& states, std:
 }
 
 std::string state_key(const State& s) { return s.steps_json().dump(); }
+
+std::string innermost_tile_key(const State& s) {
+  std::string key;
+  for (const auto& step : s.steps()) {
+    const auto* split = dynamic_cast<const SplitStep*>(step.get());
+    if (!split || split->lengths.empty()) continue;
+    key += std::to_string(split->stage) + ":" + std::to_string(split->lengths.back()) + " ";
+  }
+  return key;
+}
+
+std::vector<State> select_with_tile_cap(const std::vector<State>& ranked, int num_out, double cap) {
+  std::vector<State> out;
+  const int per_tile = std::max(1, static_cast<int>(std::ceil(cap * num_out - 1e-9)));
+  std::unordered_map<std::string, int> taken;
+  std::vector<size_t> skipped;
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < num_out; ++i) {
+    int& n = taken[innermost_tile_key(ranked[i])];
+    if (n < per_tile) {
+      ++n;
+      out.push_back(ranked[i]);
+    } else {
+      skipped.push_back(i);
+    }
+  }
+  for (size_t i : skipped) {
+    if (static_cast<int>(out.size()) >= num_out) break;
+    out.push_back(ranked[i]);
+  }
+  return out;
+}
 
 EvolutionarySearch::EvolutionarySearch(const SketchTask& task, SearchSettings settings,
                                        std::vector<WeightedMutation> mutations)
@@ -67,12 +99,14 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
       if (!std::isfinite(scores[i]) || exclude.count(keys[i])) continue;
       best.emplace(keys[i], std::make_pair(scores[i], pop[i]));
     }
-    if (static_cast<int>(best.size()) > 4 * std::max(num_out, 1)) {
-      // Trim to the top num_out to bound memory.
+    // Trim to the top `keep` to bound memory (more than num_out: the tile
+    // cap may pass over the best-scored ones).
+    const size_t keep = static_cast<size_t>(settings_.tile_cap < 1.0 ? 4 * std::max(num_out, 1) : std::max(num_out, 1));
+    if (best.size() > 4 * keep) {
       std::vector<std::pair<float, std::string>> order;
       for (const auto& [k, v] : best) order.emplace_back(v.first, k);
       std::sort(order.begin(), order.end(), std::greater<>());
-      for (size_t i = num_out; i < order.size(); ++i) best.erase(order[i].second);
+      for (size_t i = keep; i < order.size(); ++i) best.erase(order[i].second);
     }
   };
 
@@ -146,9 +180,10 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
   for (auto& [k, v] : best) ranked.push_back(v);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<State> out;
-  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < num_out; ++i)
-    out.push_back(ranked[i].second);
+  std::vector<State> ordered;
+  ordered.reserve(ranked.size());
+  for (auto& r : ranked) ordered.push_back(std::move(r.second));
+  std::vector<State> out = select_with_tile_cap(ordered, num_out, settings_.tile_cap);
   stats_.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;
 }

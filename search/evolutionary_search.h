@@ -31,6 +31,17 @@ std::vector<float> random_scores_of_valid(const std::vector<State>& states, std:
 // Identity of a schedule: its step history as JSON text.
 std::string state_key(const State& s);
 
+// The innermost tile of a schedule: "stage:last length" of every split step,
+// in step order (for a GEMM, the register micro-kernel's rows, columns and
+// reduction steps). States of one kernel shape with other outer tiles,
+// orders or annotations share it.
+std::string innermost_tile_key(const State& s);
+
+// The first `num_out` of `ranked` (best first), at most ceil(cap * num_out)
+// of them with the same innermost tile; when too few other tiles are left,
+// the skipped states fill the rest in rank order.
+std::vector<State> select_with_tile_cap(const std::vector<State>& ranked, int num_out, double cap);
+
 struct EvolutionStats {
   int generations = 0;
   int scored = 0;            // distinct states scored (lowered + model)
@@ -45,8 +56,8 @@ class EvolutionarySearch {
   EvolutionarySearch(const SketchTask& task, SearchSettings settings,
                      std::vector<WeightedMutation> mutations);
 
-  // Returns up to `num_out` distinct states, best predicted first, none of
-  // whose keys is in `exclude`.
+  // Returns up to `num_out` distinct states, best predicted first (within
+  // `tile_cap`), none of whose keys is in `exclude`.
   std::vector<State> run(std::vector<State> init_population, const ScoreFn& score, int num_out,
                          const std::unordered_set<std::string>& exclude, std::mt19937_64& rng);
 

@@ -37,7 +37,7 @@ SearchSettings SearchSettings::from_json(const nlohmann::json& j, const std::str
                                "init_measured_ratio", "init_min_fresh", "early_stopping",
                                "model_warmup_records", "seed", "strategy", "task_scheduler",
                                "scheduler_alpha", "scheduler_beta", "scheduler_window",
-                               "scheduler_eps", "confirm_top", "confirm_rounds"};
+                               "scheduler_eps", "confirm_top", "confirm_rounds", "tile_cap"};
   for (const auto& [k, v] : j.items()) {
     bool known = false;
     for (const char* key : keys) known |= k == key;
@@ -76,6 +76,8 @@ SearchSettings SearchSettings::from_json(const nlohmann::json& j, const std::str
   read(j, path, "scheduler_eps", s.scheduler_eps, 0.0, 1.0);
   read(j, path, "confirm_top", s.confirm_top, 0, 100000);
   read(j, path, "confirm_rounds", s.confirm_rounds, 0, 1000);
+  read(j, path, "tile_cap", s.tile_cap, 0.0, 1.0);
+  if (j.contains("tile_cap") && s.tile_cap <= 0) throw LoomError(path + ".tile_cap: must be above 0");
   if (s.mutation_prob + s.crossover_prob > 1.0)
     throw LoomError(path + ": mutation_prob + crossover_prob must not exceed 1");
   return s;
@@ -89,7 +91,8 @@ nlohmann::json SearchSettings::to_json() const {
           {"early_stopping", early_stopping}, {"model_warmup_records", model_warmup_records},
           {"seed", seed}, {"strategy", strategy}, {"task_scheduler", task_scheduler}, {"scheduler_alpha", scheduler_alpha},
           {"scheduler_beta", scheduler_beta}, {"scheduler_window", scheduler_window},
-          {"scheduler_eps", scheduler_eps}, {"confirm_top", confirm_top}, {"confirm_rounds", confirm_rounds}};
+          {"scheduler_eps", scheduler_eps}, {"confirm_top", confirm_top}, {"confirm_rounds", confirm_rounds},
+          {"tile_cap", tile_cap}};
 }
 
 }  // namespace loom
