@@ -37,6 +37,7 @@
 #include <deque>
 #include <random>
 
+#include "costmodel/blas_kernels.h"
 #include "costmodel/metrics.h"
 #include "costmodel/mlp_model.h"
 #include "ir/error.h"
@@ -150,6 +151,7 @@ Packed pack(const std::vector<ProgramFeatures>& programs, const std::vector<size
 class MlpModel : public CostModel {
  public:
   explicit MlpModel(const MlpSettings& s) : s_(s), rng_(static_cast<uint64_t>(s.seed)) {
+    select_openblas_kernels();  // LibTorch's matrix products run in OpenBLAS
     for (int m = 0; m < s.members; ++m) {
       torch::manual_seed(static_cast<uint64_t>(s.seed + m));
       // Initialized under its seed.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "costmodel/blas_kernels.h"
 #include "experiments/baselines/baseline.h"
 
 #ifdef LOOM_HAVE_OPENBLAS
@@ -18,45 +19,9 @@ namespace loom {
 
 #ifdef LOOM_HAVE_OPENBLAS
 
-// OpenBLAS's dynamic-arch entry points (exported by DYNAMIC_ARCH builds such
-// as Debian's; weak, so that other builds still link).
-extern "C" void gotoblas_dynamic_init(void) __attribute__((weak));
-extern "C" void gotoblas_dynamic_quit(void) __attribute__((weak));
-
 namespace {
 
 int64_t param(const Task& t, const char* k) { return t.params.at(k).get<int64_t>(); }
-
-// OpenBLAS 0.3.21 (Debian 12) does not recognise newer CPUs (e.g. Intel
-// family 6 model 207) and falls back to its Prescott (SSE3) kernels, about 5x
-// slower than the AVX-512 ones: not a fair baseline. Unless the user chose
-// with OPENBLAS_CORETYPE, pick the kernels by ISA instead (SkylakeX with
-// AVX-512, Haswell with AVX2+FMA), exactly as OPENBLAS_CORETYPE would, before
-// the first BLAS call. Returns a note for the results ("" if nothing changed).
-const std::string& select_openblas_kernels() {
-  static const std::string note = [] {
-    if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return std::string();
-    if (std::string(openblas_get_corename()) != "Prescott") return std::string();
-    if (gotoblas_dynamic_init == nullptr || gotoblas_dynamic_quit == nullptr) {
-      return std::string("generic fallback kernels: set OPENBLAS_CORETYPE");
-    }
-    __builtin_cpu_init();
-    const char* core = nullptr;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
-      core = "SkylakeX";
-    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-      core = "Haswell";
-    }
-    if (core == nullptr) return std::string();
-    setenv("OPENBLAS_CORETYPE", core, 1);
-    gotoblas_dynamic_quit();
-    gotoblas_dynamic_init();
-    unsetenv("OPENBLAS_CORETYPE");
-    return std::string("CPU unknown to OpenBLAS; kernels chosen by ISA");
-  }();
-  return note;
-}
 
 BaselineResult result(const std::string& variant) {
   BaselineResult r;

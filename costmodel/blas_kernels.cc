@@ -1,0 +1,45 @@
+#include "costmodel/blas_kernels.h"
+
+#include <cstdlib>
+
+// OpenBLAS's entry points, weak: resolved at run time in whatever OpenBLAS
+// the process loaded (through LibTorch or the baselines), null without one.
+// gotoblas_dynamic_* exist in DYNAMIC_ARCH builds such as Debian's.
+extern "C" char* openblas_get_corename(void) __attribute__((weak));
+extern "C" void gotoblas_dynamic_init(void) __attribute__((weak));
+extern "C" void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+namespace loom {
+
+std::string openblas_core_name() {
+  if (openblas_get_corename == nullptr) return std::string();
+  const char* name = openblas_get_corename();
+  return name ? std::string(name) : std::string();
+}
+
+const std::string& select_openblas_kernels() {
+  static const std::string note = [] {
+    if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return std::string();
+    if (openblas_core_name() != "Prescott") return std::string();
+    if (gotoblas_dynamic_init == nullptr || gotoblas_dynamic_quit == nullptr) {
+      return std::string("generic fallback kernels: set OPENBLAS_CORETYPE");
+    }
+    __builtin_cpu_init();
+    const char* core = nullptr;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+      core = "SkylakeX";
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+      core = "Haswell";
+    }
+    if (core == nullptr) return std::string();
+    setenv("OPENBLAS_CORETYPE", core, 1);
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    unsetenv("OPENBLAS_CORETYPE");
+    return std::string("CPU unknown to OpenBLAS; kernels chosen by ISA");
+  }();
+  return note;
+}
+
+}  // namespace loom

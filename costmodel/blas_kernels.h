@@ -1,0 +1,23 @@
+// The BLAS under LibTorch is OpenBLAS on Debian (libblas.so.3 of
+// openblas-pthread, the library the OpenBLAS baselines link too): one
+// library, one kernel choice per process. OpenBLAS 0.3.21 (Debian 12) does
+// not recognise newer CPUs (e.g. Intel family 6 model 207) and falls back to
+// its Prescott (SSE3) kernels, about 5x slower than its AVX-512 ones: the
+// MLP's inference took 28% of an evolutionary round in them. Unless the user
+// chose with OPENBLAS_CORETYPE, pick the kernels by ISA instead (SkylakeX
+// with AVX-512, Haswell with AVX2+FMA), exactly as OPENBLAS_CORETYPE would.
+// Idempotent and thread-safe; call before the first BLAS call (the MLP's
+// constructor and the OpenBLAS baselines do). Returns a note for results
+// ("" when nothing changed or no OpenBLAS is loaded).
+#pragma once
+
+#include <string>
+
+namespace loom {
+
+const std::string& select_openblas_kernels();
+
+// OpenBLAS's name for the kernels in use ("" when no OpenBLAS is loaded).
+std::string openblas_core_name();
+
+}  // namespace loom

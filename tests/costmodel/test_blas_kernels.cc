@@ -1,0 +1,25 @@
+// The MLP's matrix products run in OpenBLAS (LibTorch's BLAS on Debian):
+// its kernels must be the CPU's, not OpenBLAS's SSE3 fallback.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "costmodel/blas_kernels.h"
+#include "costmodel/cost_model.h"
+
+namespace loom {
+namespace {
+
+TEST(BlasKernels, AnMlpLeavesOpenBlasOnTheKernelsOfThisCpu) {
+  if (std::getenv("OPENBLAS_CORETYPE")) GTEST_SKIP() << "the user chose OpenBLAS's kernels";
+  auto mlp = make_cost_model("mlp", {});
+  const std::string core = openblas_core_name();
+  if (core.empty()) GTEST_SKIP() << "no OpenBLAS in this process (LibTorch uses another BLAS)";
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    GTEST_SKIP() << "no AVX2+FMA: OpenBLAS's SSE3 kernels are the right ones";
+  EXPECT_NE(core, "Prescott") << select_openblas_kernels();
+}
+
+}  // namespace
+}  // namespace loom
