@@ -99,8 +99,8 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
       if (!std::isfinite(scores[i]) || exclude.count(keys[i])) continue;
       best.emplace(keys[i], std::make_pair(scores[i], pop[i]));
     }
-    // Trim to the top `keep` to bound memory (more than num_out: the tile
-    // cap may pass over the best-scored ones).
+    // Trim to the top `keep` to bound memory: num_out, or 4 x num_out with a
+    // tile cap, which may pass over the best-scored ones.
     const size_t keep = static_cast<size_t>(settings_.tile_cap < 1.0 ? 4 * std::max(num_out, 1) : std::max(num_out, 1));
     if (best.size() > 4 * keep) {
       std::vector<std::pair<float, std::string>> order;
