@@ -25,10 +25,6 @@ const BaselineResult* fastest(const std::vector<BaselineResult>& baselines, bool
   return best;
 }
 
-std::string baseline_name(const BaselineResult* b) {
-  return b ? b->library + " (" + b->variant + ")" : "none";
-}
-
 std::string ratio_text(double ratio) {
   char buf[32];
   if (ratio <= 0) return "n/a";
@@ -37,6 +33,10 @@ std::string ratio_text(double ratio) {
 }
 
 }  // namespace
+
+std::string baseline_name(const BaselineResult* b) {
+  return b ? b->library + " (" + b->variant + ")" : "none";
+}
 
 const BaselineResult* TaskReport::best_baseline() const { return fastest(baselines, false); }
 const BaselineResult* TaskReport::best_baseline_as_given() const { return fastest(baselines, true); }
@@ -83,7 +83,6 @@ std::vector<BaselineResult> run_baselines(const ExperimentConfig& cfg, const Tas
                                           const TensorMap& ref) {
   std::vector<BaselineResult> out;
   for (const auto& lib : cfg.baselines) {
-    wait_for_idle_threads();  // the previous library's spinning workers
     std::vector<BaselineResult> r;
     if (lib == "onednn" && task.target.kind == "cpu") r = run_onednn_baselines(task, timing, in, ref);
     else if (lib == "openblas" && task.target.kind == "cpu") r = run_openblas_baselines(task, timing, in, ref);
@@ -140,7 +139,6 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
       double loom_this_round = 0;
       if (best_rec) {
         if (opts.remeasure) {
-          wait_for_idle_threads();  // the baselines' spinning workers
           auto res = measurer.measure_steps(task, {best_rec->steps});
           if (res[0].ok()) loom_this_round = res[0].median_s();
           else r.loom_error = std::string(error_kind_name(res[0].error)) + ": " + res[0].error_msg;

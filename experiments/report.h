@@ -13,6 +13,9 @@
 
 namespace loom {
 
+// "library (variant)", or "none" for null.
+std::string baseline_name(const BaselineResult* b);
+
 struct TaskReport {
   std::string task;      // description
   std::string workload;

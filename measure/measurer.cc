@@ -1,4 +1,5 @@
 #include "measure/measurer.h"
+#include "measure/timing.h"
 
 #include <chrono>
 #include <cstdio>
@@ -109,6 +110,11 @@ std::vector<MeasureResult> Measurer::measure_steps(const Task& task,
   if (!task.dag) throw LoomError("measure: task has no DAG");
   if (task.target.kind != "cpu" && task.target.kind != "cuda")
     throw LoomError("measure: unknown target kind " + task.target.kind);  // cuda: worker/gpu_session.cc
+  // The candidates run in worker processes, but this process's own threads
+  // share the CPU with them: a library's pool that keeps spinning after a
+  // call (LibTorch's OpenBLAS after the search, a baseline before) would
+  // take a core from the first candidates.
+  wait_for_idle_threads();
 
   const std::string key = task.key();
   auto it = impl_->reference_files.find(key);

@@ -32,8 +32,8 @@ void flush_cpu_cache();
 // on its first group. Sleeps in windows of `window_ms` until the threads
 // of this process together used less than `busy_fraction` of one core over
 // a window, or `max_wait_s` has passed. Returns whether they went idle.
-// Comparisons call it before each side's measurement (loom report, loom run
-// --compare-onednn).
+// Called where timings start: Measurer::measure_steps (before a batch runs in
+// the workers) and measure_baseline (before a library is timed here).
 bool wait_for_idle_threads(double max_wait_s = 1.0, double window_ms = 10, double busy_fraction = 0.05);
 
 }  // namespace loom

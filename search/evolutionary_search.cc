@@ -42,6 +42,7 @@ std::string innermost_tile_key(const State& s) {
 }
 
 std::vector<State> select_with_tile_cap(const std::vector<State>& ranked, int num_out, double cap) {
+  if (cap >= 1.0) return {ranked.begin(), ranked.begin() + std::min<size_t>(ranked.size(), std::max(num_out, 0))};
   std::vector<State> out;
   const int per_tile = std::max(1, static_cast<int>(std::ceil(cap * num_out - 1e-9)));
   std::unordered_map<std::string, int> taken;

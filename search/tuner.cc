@@ -13,7 +13,6 @@
 #include <sstream>
 
 #include "ir/error.h"
-#include "measure/timing.h"
 
 namespace loom {
 
@@ -137,10 +136,6 @@ void Tuner::one_round(int ti) {
     return;
   }
   auto t1 = Clock::now();
-  // The model's BLAS (OpenBLAS under LibTorch) leaves a worker spinning for
-  // about 0.1 s after the search: the first candidates would share a core
-  // with it.
-  wait_for_idle_threads();
   std::vector<MeasureResult> results = measurer_->measure(task, batch);
   double measure_s = since(t1);
   std::vector<nlohmann::json> steps;
@@ -228,7 +223,6 @@ void Tuner::confirm() {
       steps.push_back(state.steps_json());
     }
     for (int r = 0; r < rounds && !stop_requested(); ++r) {
-      wait_for_idle_threads();
       std::vector<MeasureResult> results = measurer_->measure(task, states);
       if (log_) log_->append(task, steps, results);
       for (size_t k = 0; k < results.size(); ++k) records_.push_back({task, steps[k], results[k]});

@@ -8,6 +8,7 @@ namespace loom {
 BaselineResult measure_baseline(BaselineResult r, const std::function<void()>& run,
                                 const std::function<std::vector<float>()>& output,
                                 const std::vector<float>& want, const TimingOptions& timing) {
+  wait_for_idle_threads();  // another library's workers, still spinning after its calls
   run();
   std::vector<float> got = output();
   r.check = got.size() == want.size()

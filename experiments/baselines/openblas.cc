@@ -28,7 +28,7 @@ BaselineResult result(const std::string& variant) {
   r.library = "openblas";
   r.variant = variant;
   r.inputs_as_given = true;  // cblas packs inside the call
-  r.impl = openblas_get_corename();
+  r.impl = openblas_core_name();
   const std::string& note = select_openblas_kernels();
   if (!note.empty()) r.impl += " (" + note + ")";
   return r;

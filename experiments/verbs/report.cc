@@ -31,7 +31,7 @@ int report_verb(const Args& args) {
     const BaselineResult* b = r.best_baseline();
     std::printf("%-52s %10.2f %10.2f %8.3f %7d %9.0f  %s\n", r.task.substr(0, 52).c_str(), r.loom_gflops(),
                 b ? b->gflops(r.flops) : 0.0, r.ratio(), r.trials, r.tuning_s,
-                b ? (b->library + " (" + b->variant + ")").c_str() : "none");
+                baseline_name(b).c_str());
     if (!r.loom_error.empty()) std::printf("    loom: %s\n", r.loom_error.c_str());
     // Every variant: the fastest may have prepacked an input outside its
     // timing; the ratio against the fastest that read the inputs as given

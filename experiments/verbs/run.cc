@@ -40,8 +40,7 @@ void compare_with_onednn(const Task& task, Measurer& measurer, const State& stat
   TaskReport cmp;  // the same pairing and choice of baselines as `loom report`
   cmp.flops = dag.flop_count();
   for (int k = 0; k < rounds; ++k) {
-    wait_for_idle_threads();  // oneDNN's OpenMP workers, still spinning
-    MeasureResult r = measurer.measure(task, {state})[0];  // in a worker process
+    MeasureResult r = measurer.measure(task, {state})[0];
     cmp.add_round(r.ok() ? r.median_s() : 0.0, run_onednn_baselines(task, timing, inputs, ref));
   }
   cmp.summarize_rounds();
