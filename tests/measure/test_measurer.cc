@@ -25,9 +25,6 @@ void expect_ok(const MeasureResult& r, int i) {
 TEST(Measurer, MeasuresValidCandidates) {
   Task task = small_matmul();
   MeasureOptions o = fast_options();
-  // The untiled candidate can be over 10x slower than a tiled one timed
-  // before it in the batch (build order varies with load): no cutoff here.
-  o.slow_cutoff = 0;
   Measurer m(o);
   std::vector<State> states = {State::initial(task.dag), tiled(task, 0), tiled(task, 1), tiled(task, 2)};
   auto rs = m.measure(task, states);
@@ -59,7 +56,6 @@ TEST(Measurer, FaultsCostOnlyTheirCandidate) {
   Task task = small_matmul();
   MeasureOptions o = fast_options();
   o.run_timeout_s = 1;
-  o.slow_cutoff = 0;  // under load a valid tile variant could trip it (it has its own test)
   o.test_faults = {{1, "segfault"}, {3, "spin"}, {5, "wrong_result"}, {7, "abort"}};
   Measurer m(o);
   std::vector<State> states;
@@ -79,9 +75,7 @@ TEST(Measurer, FaultsCostOnlyTheirCandidate) {
   EXPECT_GE(m.last_stats().workers_restarted, 2);  // segfault, spin, abort killed theirs
 
   // The pool recovered: a fault-free batch measures normally.
-  MeasureOptions clean = fast_options();
-  clean.slow_cutoff = 0;
-  Measurer m2(clean);
+  Measurer m2(fast_options());
   auto again = m2.measure(task, {tiled(task, 1), tiled(task, 2)});
   expect_ok(again[0], 0);
   expect_ok(again[1], 1);
