@@ -43,6 +43,8 @@ struct IterRelation {
   // kSplit: the split lengths as given (see SplitStep) and their direction.
   std::vector<int64_t> lengths;
   bool inner_to_outer = true;
+  // kSplit by FSP / FFSP: the lengths follow another stage's SP decision.
+  bool follows_another_split = false;
 };
 
 enum class ComputeAtKind : uint8_t { kRoot, kInlined, kIter };

@@ -31,10 +31,12 @@ std::vector<float> random_scores_of_valid(const std::vector<State>& states, std:
 // Identity of a schedule: its step history as JSON text.
 std::string state_key(const State& s);
 
-// The innermost tile of a schedule: "stage:last length" of every split step,
-// in step order (for a GEMM, the register micro-kernel's rows, columns and
-// reduction steps). States of one kernel shape with other outer tiles,
-// orders or annotations share it.
+// The innermost tile of a schedule: "stage:innermost extent" of every SP
+// split of a spatial iterator, by stage (for a GEMM, the register
+// micro-kernel's rows and columns). Splits that follow another (FSP, FFSP:
+// a cache stage's loops, sized by the outer tiles) are left out, so states
+// of one kernel shape with other outer tiles, reduction depths, orders or
+// annotations share it.
 std::string innermost_tile_key(const State& s);
 
 // The first `num_out` of `ranked` (best first), at most ceil(cap * num_out)

@@ -38,14 +38,15 @@ struct SearchSettings {
   int confirm_top = 8;
   int confirm_rounds = 3;
   // Share of a round's model-chosen measurements that may have the same
-  // innermost tile (the last factor of every split: the micro-kernel's
-  // shape); the rest go to the best-scored states of other tiles, and only
-  // when too few are left does the capped tile fill the round. Without it a
-  // round can become 60 of 64 variants of one kernel once the model prefers
-  // it, and a kernel of another shape that measured within the noise of
-  // it is never tried again. Not in Ansor; off by default (1: the top
-  // scored states, whatever their tiles) — see experiments/README.md for
-  // what it did on the GEMM.
+  // innermost tile (innermost_tile_key: the micro-kernel's shape, whatever
+  // its reduction depth); the rest go to the best-scored states of other
+  // tiles, and only when too few are left does the capped tile fill the
+  // round. Without it a round can become 60 of 64 variants of one kernel
+  // once the model prefers it, and a kernel of another shape that measured
+  // within the noise of it is never tried again. Not in Ansor; off by
+  // default (1: the top scored states, whatever their tiles): on the
+  // 2-thread GEMM it rescued one seed of four and cost another as much —
+  // see experiments/README.md.
   double tile_cap = 1.0;
 
   static SearchSettings from_json(const nlohmann::json& j, const std::string& path = "search");
