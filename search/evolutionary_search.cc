@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/lower.h"
-#include "ir/steps.h"
 #include "search/crossover.h"
 
 namespace loom {
@@ -46,10 +45,14 @@ std::string innermost_tile_key(const State& s) {
   return key;
 }
 
+int states_per_tile(double cap, int num_out) {
+  return std::max(1, static_cast<int>(std::ceil(cap * num_out - 1e-9)));
+}
+
 std::vector<State> select_with_tile_cap(const std::vector<State>& ranked, int num_out, double cap) {
   if (cap >= 1.0) return {ranked.begin(), ranked.begin() + std::min<size_t>(ranked.size(), std::max(num_out, 0))};
   std::vector<State> out;
-  const int per_tile = std::max(1, static_cast<int>(std::ceil(cap * num_out - 1e-9)));
+  const int per_tile = states_per_tile(cap, num_out);
   std::unordered_map<std::string, int> taken;
   std::vector<size_t> skipped;
   for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < num_out; ++i) {
@@ -110,7 +113,7 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
   // the other tiles' best-scored states to give their share to.
   const bool capped = settings_.tile_cap < 1.0;
   const size_t keep = static_cast<size_t>(std::max(num_out, 1));
-  const int per_tile = std::max(1, static_cast<int>(std::ceil(settings_.tile_cap * num_out - 1e-9)));
+  const int per_tile = states_per_tile(settings_.tile_cap, num_out);
   size_t trim_above = 4 * keep;
   auto keep_best = [&](const std::vector<State>& pop, const std::vector<float>& scores,
                        const std::vector<std::string>& keys) {

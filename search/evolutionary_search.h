@@ -39,8 +39,12 @@ std::string state_key(const State& s);
 // annotations share it.
 std::string innermost_tile_key(const State& s);
 
-// The first `num_out` of `ranked` (best first), at most ceil(cap * num_out)
-// of them with the same innermost tile; when too few other tiles are left,
+// How many of a round's `num_out` states one innermost tile may take under a
+// tile cap: ceil(cap * num_out), at least 1.
+int states_per_tile(double cap, int num_out);
+
+// The first `num_out` of `ranked` (best first), at most
+// states_per_tile(cap, num_out) of them with the same innermost tile; when too few other tiles are left,
 // the skipped states fill the rest in rank order.
 std::vector<State> select_with_tile_cap(const std::vector<State>& ranked, int num_out, double cap);
 
