@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 
+#include "codegen/temp_buffers.h"
 #include "ir/expr.h"
 #include "ir/stmt.h"
 
@@ -26,10 +27,16 @@ struct CSourceOptions {
   bool ivdep = false;
   // Temp buffers up to this many bytes live on the stack, larger ones are
   // allocated with posix_memalign and freed at the end of their scope.
-  int64_t max_stack_bytes = 64 * 1024;
+  int64_t max_stack_bytes = kMaxStackTempBytes;
 };
 
 std::string emit_c_source(const LoweredFunc& f, const CSourceOptions& opts = {});
+
+// The helper functions the expressions of to_c_expr call (loom_floordiv,
+// loom_mini, loom_sigmoidf, ...), for integers of `index_type`; each is
+// declared LOOM_HELPER, which the unit defines before them (C: static
+// inline; CUDA: __device__).
+std::string c_helper_functions(const std::string& index_type);
 
 // Name of the typed function in the emitted source; the packed entry point is
 // this name + "_packed".

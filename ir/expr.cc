@@ -397,26 +397,26 @@ bool uses_var(const Expr& e, const Var& v) {
   return found;
 }
 
-namespace {
-const char* binary_symbol(ExprKind k) {
+const char* infix_symbol(ExprKind k) {
   switch (k) {
-    case ExprKind::kAdd: return " + ";
-    case ExprKind::kSub: return " - ";
+    case ExprKind::kAdd: return "+";
+    case ExprKind::kSub: return "-";
     case ExprKind::kMul: return "*";
     case ExprKind::kDiv: return "/";
-    case ExprKind::kMod: return " % ";
-    case ExprKind::kEQ: return " == ";
-    case ExprKind::kNE: return " != ";
-    case ExprKind::kLT: return " < ";
-    case ExprKind::kLE: return " <= ";
-    case ExprKind::kGT: return " > ";
-    case ExprKind::kGE: return " >= ";
-    case ExprKind::kAnd: return " && ";
-    case ExprKind::kOr: return " || ";
-    default: return "?";
+    case ExprKind::kMod: return "%";
+    case ExprKind::kEQ: return "==";
+    case ExprKind::kNE: return "!=";
+    case ExprKind::kLT: return "<";
+    case ExprKind::kLE: return "<=";
+    case ExprKind::kGT: return ">";
+    case ExprKind::kGE: return ">=";
+    case ExprKind::kAnd: return "&&";
+    case ExprKind::kOr: return "||";
+    default: return nullptr;
   }
 }
 
+namespace {
 void print(std::ostream& os, const Expr& e) {
   switch (e->kind) {
     case ExprKind::kIntImm:
@@ -469,7 +469,12 @@ void print(std::ostream& os, const Expr& e) {
     default:
       os << "(";
       print(os, e->args[0]);
-      os << binary_symbol(e->kind);
+      if (const char* op = infix_symbol(e->kind)) {
+        const bool tight = e->kind == ExprKind::kMul || e->kind == ExprKind::kDiv;
+        os << (tight ? "" : " ") << op << (tight ? "" : " ");
+      } else {
+        os << "?";
+      }
       print(os, e->args[1]);
       os << ")";
       return;

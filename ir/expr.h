@@ -120,6 +120,10 @@ Expr min_reduce(Expr source, std::vector<Var> axes);
 bool is_const_int(const Expr& e, int64_t* value = nullptr);
 bool is_const_value(const Expr& e, int64_t value);  // an int constant equal to value
 bool is_binary(ExprKind k);
+// The C infix operator of a binary expression kind ("+", "<=", "&&", ...),
+// as the printer and the C/CUDA backends write it; nullptr for kinds that
+// are not infix operators (min, max, ...).
+const char* infix_symbol(ExprKind k);
 bool is_comparison(ExprKind k);
 const char* reduce_kind_name(ReduceKind k);
 size_t structural_hash(const Expr& e);

@@ -43,8 +43,6 @@ struct IterRelation {
   // kSplit: the split lengths as given (see SplitStep) and their direction.
   std::vector<int64_t> lengths;
   bool inner_to_outer = true;
-  // kSplit by FSP / FFSP: the lengths follow another stage's SP decision.
-  bool follows_another_split = false;
 };
 
 enum class ComputeAtKind : uint8_t { kRoot, kInlined, kIter };
@@ -126,9 +124,6 @@ class State {
   std::string fingerprint() const;
   // Human-readable loop structure (iterators with extents and annotations).
   std::string to_string() const;
-
-  // Mutable access for steps (copy-on-write is the caller's job).
-  StateNode* mutable_node() { return const_cast<StateNode*>(node_.get()); }
 
  private:
   explicit State(std::shared_ptr<StateNode> n) : node_(std::move(n)) {}

@@ -1,4 +1,4 @@
-// Schedule steps: each is one JSON array led by a short tag (DESIGN.md §3),
+// Schedule steps: each is one JSON array led by a short tag (e.g. ["SP", ...]),
 // read back through a tag -> factory registry. A step applies to a private
 // copy of the state node and throws LoomError when invalid for that state.
 //
@@ -52,6 +52,14 @@ void expect_size(const nlohmann::json& j, size_t n, const char* tag);
 void shift_stage_indices(StateNode& n, int from, int delta);
 // Builds a fresh stage (initial iterators) for an op.
 Stage make_stage(const Op& op, BufferScope scope = BufferScope::kGlobal);
+// Throws "cannot WHAT STAGE: X is computed at it" when a stage is attached to
+// `stage` (steps that replace a stage must come before compute_at).
+void check_nothing_attached(const StateNode& n, int stage, const char* what);
+// Replaces stage `stage` by a fresh stage of `consumer` that keeps the old
+// stage's scope and compute location, and inserts `producer` just before it
+// (stage indices from `stage` on shift by one): cache_write's local stage
+// and rfactor's partial reduction.
+void replace_with_producer(StateNode& n, int stage, const Op& consumer, Stage producer);
 }  // namespace step_util
 
 }  // namespace loom

@@ -1,5 +1,3 @@
-#include <mutex>
-
 #include "ir/error.h"
 #include "ir/step.h"
 #include "ir/steps.h"
@@ -135,6 +133,24 @@ Stage make_stage(const Op& op, BufferScope scope) {
   }
   for (size_t i = 0; i < st.iters.size(); ++i) st.leaves.push_back(static_cast<int>(i));
   return st;
+}
+
+void check_nothing_attached(const StateNode& n, int stage, const char* what) {
+  for (const auto& other : n.stages)
+    if (other.compute_at == ComputeAtKind::kIter && other.attach_stage == stage)
+      throw LoomError(std::string("cannot ") + what + " " + n.stages[stage].name() + ": " + other.name() +
+                      " is computed at it");
+}
+
+void replace_with_producer(StateNode& n, int stage, const Op& consumer, Stage producer) {
+  const Stage& old = n.stages[stage];
+  Stage replaced = make_stage(consumer, old.scope);
+  replaced.compute_at = old.compute_at;
+  replaced.attach_stage = old.attach_stage;
+  replaced.attach_iter = old.attach_iter;
+  n.stages[stage] = std::move(replaced);
+  shift_stage_indices(n, stage, 1);
+  n.stages.insert(n.stages.begin() + stage, std::move(producer));
 }
 
 }  // namespace step_util

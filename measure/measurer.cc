@@ -26,6 +26,44 @@ struct Measurer::Impl {
 
 namespace {
 
+std::string bytes_text(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) bytes /= 1024, ++u;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+}  // namespace
+
+void check_task_fits_memory(const Task& task, int64_t max_memory_mb) {
+  if (!task.dag) return;
+  const double limit = max_memory_mb > 0
+                           ? static_cast<double>(max_memory_mb) * (1 << 20)
+                           : static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  const ComputeDAG& dag = *task.dag;
+  double total = 0, largest = -1;
+  std::string largest_name, largest_shape;
+  auto add = [&](const std::string& name) {
+    const auto& shape = dag.op(name)->shape;
+    double bytes = sizeof(float);  // in double: a shape's product may overflow int64
+    std::string dims;
+    for (int64_t d : shape) bytes *= static_cast<double>(d), dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    total += 2 * bytes;
+    if (bytes > largest) largest = bytes, largest_name = name, largest_shape = dims;
+  };
+  for (const auto& n : dag.input_names()) add(n);
+  for (const auto& n : dag.output_names()) add(n);
+  if (total <= limit) return;
+  const std::string where = max_memory_mb > 0 ? " (measure.max_memory_mb)" : " (the machine's physical memory)";
+  throw LoomError(task.description() + ": tensor " + largest_name + " [" + largest_shape + "] is " +
+                  bytes_text(largest) + "; the task's inputs and outputs need " + bytes_text(total) +
+                  " in a worker, over its memory limit of " + bytes_text(limit) + where);
+}
+
+namespace {
+
 bool is_executable(const std::string& p) {
   struct stat st{};
   return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
@@ -119,6 +157,7 @@ std::vector<MeasureResult> Measurer::measure_steps(const Task& task,
   const std::string key = task.key();
   auto it = impl_->reference_files.find(key);
   if (it == impl_->reference_files.end()) {
+    check_task_fits_memory(task, opts_.max_memory_mb);
     if (impl_->tmpdir.empty()) {
       const char* base = std::getenv("TMPDIR");
       std::string tmpl = std::string(base && *base ? base : "/tmp") + "/loom-measure-XXXXXX";

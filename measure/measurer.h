@@ -1,4 +1,5 @@
-// Measuring candidate schedules honestly (DESIGN.md §5).
+// Measuring candidate schedules honestly: each one built, checked against
+// the reference and timed in a worker process.
 //
 //   Measurer m(opts);
 //   std::vector<MeasureResult> r = m.measure(task, states);
@@ -100,8 +101,6 @@ class Measurer {
 
   const MeasureOptions& options() const { return opts_; }
   const MeasureBatchStats& last_stats() const { return stats_; }
-  // Worker executable in use (resolved at construction).
-  const std::string& worker_path() const { return worker_path_; }
 
   struct Impl;
 
@@ -111,6 +110,13 @@ class Measurer {
   std::string worker_path_;
   std::unique_ptr<Impl> impl_;
 };
+
+// Throws LoomError, one line naming the largest tensor, its size and the
+// limit, when the task's inputs and outputs cannot fit in a worker's memory:
+// a worker holds each twice (the reference and its working copy), against
+// max_memory_mb (0: the machine's physical memory). A task that cannot fit
+// fails at once instead of computing a reference it has no room for.
+void check_task_fits_memory(const Task& task, int64_t max_memory_mb);
 
 // Where the worker executable is looked for (see above); throws LoomError
 // naming the places tried when none exists.

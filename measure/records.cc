@@ -103,7 +103,7 @@ RecordLog::~RecordLog() {
 void RecordLog::append(const std::vector<MeasureRecord>& batch) {
   std::string text;
   for (const auto& r : batch) {
-    // Written in the order of DESIGN.md §3 (task first) for human readers.
+    // Written in the order of records.h (task first) for human readers.
     nlohmann::json j = record_to_json(r);
     nlohmann::ordered_json line;
     for (const char* key : {"task", "steps", "result", "version"}) line[key] = j[key];

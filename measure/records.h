@@ -1,4 +1,4 @@
-// The records log: one JSON line per measured candidate (DESIGN.md §3),
+// The records log: one JSON line per measured candidate,
 //
 //   {"task": {"workload": "matmul", "params": {...}, "dtype": "float32",
 //             "target": "cpu -threads=1"},

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "codegen/host_cpu.h"
 #include "ir/error.h"
 #include "ir/workload_registry.h"
 
@@ -26,6 +27,8 @@ Target Target::parse(const std::string& s) {
         throw LoomError("target: -threads expects a positive integer, got '" + val + "'");
       }
     } else if (key == "-isa" && t.kind == "cpu") {
+      if (val != "avx512" && val != "avx2" && val != "sse4")
+        throw LoomError("target: -isa expects avx512, avx2 or sse4, got '" + val + "'");
       t.isa = val;
     } else if (key == "-arch" && t.kind == "cuda") {
       if (val.rfind("sm_", 0) != 0) throw LoomError("target: -arch expects sm_NN, got '" + val + "'");
@@ -47,6 +50,14 @@ std::string Target::to_string() const {
     s += " -arch=" + arch;
   }
   return s;
+}
+
+int Target::vector_width() const {
+  if (kind != "cpu") return 1;
+  if (isa == "avx512") return 16;
+  if (isa == "avx2") return 8;
+  if (isa == "sse4") return 4;
+  return host_vector_width();
 }
 
 Task Task::make(const std::string& workload, const nlohmann::json& params, const Target& target) {

@@ -10,10 +10,9 @@ namespace loom {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 }  // namespace
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 void flush_cpu_cache() {
   // 64 MiB: larger than the L3 of the machines we target.

@@ -5,6 +5,7 @@
 // min_repeat_ms so that flushing does not multiply a tiny kernel's wall time).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct TimingOptions {
 std::vector<double> time_function(const std::function<void()>& fn, const TimingOptions& opts);
 
 double median(std::vector<double> v);
+
+// Seconds of the steady clock since t0.
+double seconds_since(std::chrono::steady_clock::time_point t0);
 
 // Writes over a buffer larger than the last-level cache.
 void flush_cpu_cache();

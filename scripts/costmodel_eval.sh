@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cost-model evaluation on real measurements (issue 6):
+# Cost-model evaluation on real measurements:
 #   1. for each entry of COLLECT_SEEDS, collect N measured random schedules
 #      (sketch sampler + measurer, that sampling seed) of each of 5 suite
 #      workloads into OUT/<workload>.<k>.jsonl (skipped when a log already

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check (issue 9), for a machine with an NVIDIA GPU (H200 reference):
+# GPU check, for a machine with an NVIDIA GPU (H200 reference):
 #   1. configure + build loom, loom_worker and test_gpu (Release, all cores);
 #   2. run the GPU tests (device tests included: they skip without a GPU);
 #   3. tune matmul 1024^3 and conv2d+bias+ReLU (ResNet-50 3x3 layer) for

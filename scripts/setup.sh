@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ccache pkg-config libjemalloc-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
   llvm-14-dev zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
-  libdnnl-dev libopenblas-dev
+  libdnnl-dev ocl-icd-opencl-dev libopenblas-dev
   libtorch-dev libxgboost-dev
   python3-matplotlib
 )

@@ -30,47 +30,6 @@ std::vector<float> random_scores_of_valid(const std::vector<State>& states, std:
 
 std::string state_key(const State& s) { return s.steps_json().dump(); }
 
-std::string innermost_tile_key(const State& s) {
-  std::string key;
-  for (size_t stage = 0; stage < s.stages().size(); ++stage) {
-    const Stage& st = s.stages()[stage];
-    for (const auto& rel : st.relations) {
-      if (rel.kind != IterRelation::kSplit || rel.follows_another_split || rel.parents.empty() ||
-          rel.children.empty())
-        continue;
-      if (st.iters[rel.parents[0]].kind != IterKind::kSpatial) continue;
-      key += std::to_string(stage) + ":" + std::to_string(st.iters[rel.children.back()].extent) + " ";
-    }
-  }
-  return key;
-}
-
-int states_per_tile(double cap, int num_out) {
-  return std::max(1, static_cast<int>(std::ceil(cap * num_out - 1e-9)));
-}
-
-std::vector<State> select_with_tile_cap(const std::vector<State>& ranked, int num_out, double cap) {
-  if (cap >= 1.0) return {ranked.begin(), ranked.begin() + std::min<size_t>(ranked.size(), std::max(num_out, 0))};
-  std::vector<State> out;
-  const int per_tile = states_per_tile(cap, num_out);
-  std::unordered_map<std::string, int> taken;
-  std::vector<size_t> skipped;
-  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < num_out; ++i) {
-    int& n = taken[innermost_tile_key(ranked[i])];
-    if (n < per_tile) {
-      ++n;
-      out.push_back(ranked[i]);
-    } else {
-      skipped.push_back(i);
-    }
-  }
-  for (size_t i : skipped) {
-    if (static_cast<int>(out.size()) >= num_out) break;
-    out.push_back(ranked[i]);
-  }
-  return out;
-}
-
 EvolutionarySearch::EvolutionarySearch(const SketchTask& task, SearchSettings settings,
                                        std::vector<WeightedMutation> mutations)
     : task_(task), settings_(std::move(settings)), mutations_(std::move(mutations)) {}
@@ -100,49 +59,21 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   stats_ = {};
-  // Best distinct states seen in any generation: key -> (score, state, tile).
-  struct Kept {
-    float score;
-    State state;
-    std::string tile;  // innermost_tile_key, with a tile cap only
-  };
-  std::map<std::string, Kept> best;
-  // Bounded to the top `num_out`, and with a tile cap also to the top
-  // `per_tile` of every innermost tile: once the model prefers one tile the
-  // whole top of the evolution can be its variants, and the cap then needs
-  // the other tiles' best-scored states to give their share to.
-  const bool capped = settings_.tile_cap < 1.0;
-  const size_t keep = static_cast<size_t>(std::max(num_out, 1));
-  const int per_tile = states_per_tile(settings_.tile_cap, num_out);
-  size_t trim_above = 4 * keep;
+  // Best distinct states seen in any generation: key -> (score, state).
+  std::map<std::string, std::pair<float, State>> best;
   auto keep_best = [&](const std::vector<State>& pop, const std::vector<float>& scores,
                        const std::vector<std::string>& keys) {
     for (size_t i = 0; i < pop.size(); ++i) {
-      if (!std::isfinite(scores[i]) || exclude.count(keys[i]) || best.count(keys[i])) continue;
-      best.emplace(keys[i], Kept{scores[i], pop[i], capped ? innermost_tile_key(pop[i]) : std::string()});
+      if (!std::isfinite(scores[i]) || exclude.count(keys[i])) continue;
+      best.emplace(keys[i], std::make_pair(scores[i], pop[i]));
     }
-    if (best.size() <= trim_above) return;
-    std::vector<std::pair<float, std::string>> order;
-    for (const auto& [k, v] : best) order.emplace_back(v.score, k);
-    std::sort(order.begin(), order.end(), std::greater<>());
-    std::unordered_map<std::string, int> kept_of_tile;
-    size_t kept = 0;
-    for (size_t i = 0; i < order.size(); ++i) {
-      bool keep_it = i < keep;
-      if (capped) {
-        int& n = kept_of_tile[best.at(order[i].second).tile];
-        if (n < per_tile) {
-          ++n;
-          keep_it = true;
-        }
-      }
-      if (keep_it) {
-        ++kept;
-      } else {
-        best.erase(order[i].second);
-      }
+    if (static_cast<int>(best.size()) > 4 * std::max(num_out, 1)) {
+      // Trim to the top num_out to bound memory.
+      std::vector<std::pair<float, std::string>> order;
+      for (const auto& [k, v] : best) order.emplace_back(v.first, k);
+      std::sort(order.begin(), order.end(), std::greater<>());
+      for (size_t i = num_out; i < order.size(); ++i) best.erase(order[i].second);
     }
-    trim_above = std::max(4 * keep, 2 * kept);
   };
 
   // The model does not change during a run: a state seen in an earlier
@@ -212,13 +143,12 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
   }
 
   std::vector<std::pair<float, State>> ranked;
-  for (auto& [k, v] : best) ranked.emplace_back(v.score, v.state);
+  for (auto& [k, v] : best) ranked.push_back(v);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<State> ordered;
-  ordered.reserve(ranked.size());
-  for (auto& r : ranked) ordered.push_back(std::move(r.second));
-  std::vector<State> out = select_with_tile_cap(ordered, num_out, settings_.tile_cap);
+  std::vector<State> out;
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < num_out; ++i)
+    out.push_back(ranked[i].second);
   stats_.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;
 }

@@ -31,23 +31,6 @@ std::vector<float> random_scores_of_valid(const std::vector<State>& states, std:
 // Identity of a schedule: its step history as JSON text.
 std::string state_key(const State& s);
 
-// The innermost tile of a schedule: "stage:innermost extent" of every SP
-// split of a spatial iterator, by stage (for a GEMM, the register
-// micro-kernel's rows and columns). Splits that follow another (FSP, FFSP:
-// a cache stage's loops, sized by the outer tiles) are left out, so states
-// of one kernel shape with other outer tiles, reduction depths, orders or
-// annotations share it.
-std::string innermost_tile_key(const State& s);
-
-// How many of a round's `num_out` states one innermost tile may take under a
-// tile cap: ceil(cap * num_out), at least 1.
-int states_per_tile(double cap, int num_out);
-
-// The first `num_out` of `ranked` (best first), at most
-// states_per_tile(cap, num_out) of them with the same innermost tile; when too few other tiles are left,
-// the skipped states fill the rest in rank order.
-std::vector<State> select_with_tile_cap(const std::vector<State>& ranked, int num_out, double cap);
-
 struct EvolutionStats {
   int generations = 0;
   int scored = 0;            // distinct states scored (lowered + model)
@@ -62,8 +45,8 @@ class EvolutionarySearch {
   EvolutionarySearch(const SketchTask& task, SearchSettings settings,
                      std::vector<WeightedMutation> mutations);
 
-  // Returns up to `num_out` distinct states, best predicted first (within
-  // `tile_cap`), none of whose keys is in `exclude`.
+  // Returns up to `num_out` distinct states, best predicted first, none of
+  // whose keys is in `exclude`.
   std::vector<State> run(std::vector<State> init_population, const ScoreFn& score, int num_out,
                          const std::unordered_set<std::string>& exclude, std::mt19937_64& rng);
 

@@ -45,8 +45,8 @@ std::shared_ptr<const MutationRule> make_compute_location_mutation();
 std::shared_ptr<const MutationRule> make_auto_unroll_mutation();
 std::shared_ptr<const MutationRule> make_parallel_granularity_mutation();
 
-// Shared by the rules: the state with steps[index] replaced, replayed; nullopt
-// if the history no longer replays.
+// Shared by the rules: a state's DAG replayed through `steps` (its history
+// with some decisions edited); nullopt if that history no longer replays.
 std::optional<State> replay_with(const State& s, const std::vector<StepPtr>& steps);
 // Indices of steps of type T.
 template <typename T>

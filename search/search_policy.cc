@@ -5,6 +5,16 @@
 
 namespace loom {
 
+SketchTask make_sketch_task(const Task& task, const SketchSettings& settings) {
+  SketchTask st;
+  st.dag = task.dag;
+  st.threads = task.target.threads;
+  st.vector_width = task.target.vector_width();
+  st.is_gpu = task.target.kind == "cuda";
+  st.settings = settings;
+  return st;
+}
+
 SearchPolicy::SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_task,
                            SearchSettings settings, std::vector<WeightedMutation> mutations,
                            uint64_t seed)
@@ -16,7 +26,7 @@ SearchPolicy::SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_t
 
 std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
   using Clock = std::chrono::steady_clock;
-  if (settings_.strategy == "random") {
+  if (settings_.strategy == SearchStrategy::kRandom) {
     // Pure random search (the ablation baseline): fresh samples only.
     auto t0 = Clock::now();
     std::vector<State> out;

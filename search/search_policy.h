@@ -19,6 +19,12 @@
 
 namespace loom {
 
+// What sketch generation and annotation know of a task: its DAG, and from its
+// target the threads, the vector width the LLVM backend will emit
+// (Target::vector_width) and whether the GPU rules apply. The one way the
+// tuner and the verbs make a SketchTask from a Task.
+SketchTask make_sketch_task(const Task& task, const SketchSettings& settings = {});
+
 class SearchPolicy {
  public:
   SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_task, SearchSettings settings,

@@ -34,7 +34,7 @@ int TaskScheduler::next(const std::vector<TaskProgress>& tasks, std::mt19937_64&
   // Warm-up: every task once, in order.
   for (int i : open)
     if (tasks[i].best_history.empty()) return i;
-  if (settings_.task_scheduler == "round_robin") {
+  if (settings_.task_scheduler == TaskSchedulerKind::kRoundRobin) {
     int best = open[0];
     for (int i : open)
       if (tasks[i].best_history.size() < tasks[best].best_history.size()) best = i;

@@ -13,13 +13,13 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "measure/timing.h"
 
 namespace loom {
 
 namespace {
 std::atomic<bool> g_stop{false};
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
 std::string fmt(const char* f, ...) {
@@ -46,11 +46,8 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<
   measurer_ = std::make_unique<Measurer>(opts_.measure);
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const Task& t = *tasks_[i].task;
-    SketchTask st;
-    st.dag = t.dag;
-    st.threads = t.target.threads;
-    st.is_gpu = t.target.kind == "cuda";  // GPU sketch rules and annotation
-    st.settings = opts_.sketch;
+    check_task_fits_memory(t, opts_.measure.max_memory_mb);
+    SketchTask st = make_sketch_task(t, opts_.sketch);
     // Each task's randomness: the config seed mixed with the task's position.
     uint64_t seed = opts_.search.seed * 0x9e3779b97f4a7c15ULL + i + 1;
     policies_.push_back(std::make_unique<SearchPolicy>(tasks_[i].task, st, opts_.search,
@@ -129,7 +126,7 @@ void Tuner::one_round(int ti) {
   int n = std::min(opts_.search.measures_per_round, opts_.search.num_trials - trials_);
   auto t0 = Clock::now();
   std::vector<State> batch = policy.next_batch(n, score_fn(ti));
-  double search_s = since(t0);
+  double search_s = seconds_since(t0);
   if (batch.empty()) {
     // The space is exhausted: nothing new to measure.
     policy.add_measured({}, {});
@@ -137,7 +134,7 @@ void Tuner::one_round(int ti) {
   }
   auto t1 = Clock::now();
   std::vector<MeasureResult> results = measurer_->measure(task, batch);
-  double measure_s = since(t1);
+  double measure_s = seconds_since(t1);
   std::vector<nlohmann::json> steps;
   for (const auto& s : batch) steps.push_back(s.steps_json());
   if (log_) log_->append(task, steps, results);
@@ -155,17 +152,28 @@ void Tuner::one_round(int ti) {
   trials_ += static_cast<int>(batch.size());
   auto t2 = Clock::now();
   model_->update(training);
-  double train_s = since(t2);
+  double train_s = seconds_since(t2);
   ++round_;
   double best = policy.best_cost();
-  double per_trial = elapsed_s_ > 0 && trials_ > 0 ? (elapsed_s_ + since(t0)) / trials_ : 0;
-  double eta = per_trial * (opts_.search.num_trials - trials_);
+  // The ETA extrapolates the time per trial of this run's rounds after its
+  // first: the first scores at random and fits a new model, so its pace is
+  // not the others'. Until a second round has run there is no estimate.
+  std::string eta;
+  const int trials_left = opts_.search.num_trials - trials_;
+  if (first_round_trials_ < 0) {
+    first_round_end_ = Clock::now();
+    first_round_trials_ = trials_;
+  } else if (trials_left > 0) {
+    const double left_s = seconds_since(first_round_end_) / (trials_ - first_round_trials_) * trials_left;
+    eta = fmt(left_s < 10 ? " | ETA %.1f s" : " | ETA %.0f s", left_s);
+  }
   opts_.print(fmt("round %d: %s | %zu measured, %d errors | best %.2f GFLOP/s (%.4f ms) | trials %d/%d | "
-                  "search %.1f s (sample %.1f s, %d scored), measure %.1f s, train %.1f s | ETA %.0f s",
+                  "search %.1f s (sample %.1f s, %d scored), measure %.1f s, train %.1f s%s",
                   round_, task.description().c_str(), batch.size(), errors,
                   std::isfinite(best) ? task.dag->flop_count() / best / 1e9 : 0.0,
                   std::isfinite(best) ? best * 1e3 : 0.0, trials_, opts_.search.num_trials, search_s,
-                  policy.last_sample_seconds(), policy.last_evolution().scored, measure_s, train_s, eta));
+                  policy.last_sample_seconds(), policy.last_evolution().scored, measure_s, train_s,
+                  eta.c_str()));
 }
 
 void Tuner::run() {
@@ -193,11 +201,11 @@ void Tuner::run() {
       break;
     }
     one_round(ti);
-    elapsed_s_ = before + since(t0);
+    elapsed_s_ = before + seconds_since(t0);
   }
   if (stop_requested()) opts_.print("interrupted: stopped after the current batch; the log is complete");
   else if (trials_ > trials_before) confirm();  // a finished log resumed as is is not confirmed again
-  elapsed_s_ = before + since(t0);
+  elapsed_s_ = before + seconds_since(t0);
 }
 
 // Tuning keeps each task's fastest single measurement; on a shared machine
@@ -236,7 +244,7 @@ void Tuner::confirm() {
     const std::string which = rank < steps.size() ? fmt("#%zu in tuning", rank + 1) : "not among them";
     opts_.print(fmt("confirm: %s | top %zu measured %d more times (%.1f s) | best %.2f GFLOP/s, the median of "
                     "%d measurements (%s; the first in tuning measured %.2f GFLOP/s once)",
-                    task.description().c_str(), candidates.size(), rounds, since(t0), flops / best.cost_s / 1e9,
+                    task.description().c_str(), candidates.size(), rounds, seconds_since(t0), flops / best.cost_s / 1e9,
                     best.measurements, which.c_str(), flops / candidates[0].first / 1e9));
   }
 }

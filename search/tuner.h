@@ -7,6 +7,7 @@
 // again and the best is chosen on all its measurements (confirm()).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -51,7 +52,6 @@ class Tuner {
   std::vector<TaskSummary> summary() const;
   std::string summary_table() const;
   int trials() const { return trials_; }
-  double elapsed_seconds() const { return elapsed_s_; }
 
   // Async-signal-safe: ends tuning after the current batch.
   static void request_stop();
@@ -77,6 +77,10 @@ class Tuner {
   std::vector<MeasureRecord> records_;
   int trials_ = 0, round_ = 0;
   double elapsed_s_ = 0;
+  // When this run's first round ended and the trials done then (-1: not
+  // yet), for the ETA.
+  std::chrono::steady_clock::time_point first_round_end_;
+  int first_round_trials_ = -1;
 };
 
 }  // namespace loom

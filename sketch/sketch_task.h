@@ -47,7 +47,9 @@ struct SketchTask {
   // the core count (rfactor when the spatial extent is <= 16 * cores, parallel
   // granularity), so the number of sketches depends on it.
   int threads = 1;
-  int vector_width = 16;  // floats per vector register (AVX-512)
+  // Floats per vector register of the target (the tuner sets it from
+  // Target::vector_width, make_sketch_task in search/search_policy.h).
+  int vector_width = 16;
   bool is_gpu = false;    // GPU rules and annotation (sketch/gpu/)
   SketchSettings settings;
 };

@@ -16,8 +16,9 @@ namespace loom {
 
 namespace {
 
-// NVRTC has no standard headers: the helpers the expression printer
-// (to_c_expr) relies on are defined here. Index arithmetic is 32-bit.
+// NVRTC has no standard headers: the types and constants the expression
+// printer (to_c_expr) relies on are defined here, before the helpers of
+// c_helper_functions. Index arithmetic is 32-bit.
 const char* kPrelude = R"CU(typedef int loom_idx;
 typedef loom_idx int64_t;
 #define INT64_C(x) ((loom_idx)(x##LL))
@@ -25,20 +26,6 @@ typedef loom_idx int64_t;
 #define INFINITY __int_as_float(0x7f800000)
 #define NAN __int_as_float(0x7fffffff)
 #define LOOM_HELPER static __device__ __forceinline__
-LOOM_HELPER loom_idx loom_floordiv(loom_idx a, loom_idx b) {
-  loom_idx q = a / b;
-  return ((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-LOOM_HELPER loom_idx loom_floormod(loom_idx a, loom_idx b) {
-  loom_idx r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-LOOM_HELPER loom_idx loom_mini(loom_idx a, loom_idx b) { return b < a ? b : a; }
-LOOM_HELPER loom_idx loom_maxi(loom_idx a, loom_idx b) { return a < b ? b : a; }
-LOOM_HELPER float loom_minf(float a, float b) { return b < a ? b : a; }
-LOOM_HELPER float loom_maxf(float a, float b) { return a < b ? b : a; }
-LOOM_HELPER float loom_floormodf(float a, float b) { return a - floorf(a / b) * b; }
-LOOM_HELPER float loom_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 )CU";
 
 const char* kDimName[3] = {"x", "y", "z"};
@@ -485,7 +472,7 @@ class KernelEmitter {
 }  // namespace
 
 const char* cuda_prelude() {
-  static const std::string prelude = std::string(kPrelude) + cuda_allreduce_helpers();
+  static const std::string prelude = std::string(kPrelude) + c_helper_functions("loom_idx") + cuda_allreduce_helpers();
   return prelude.c_str();
 }
 

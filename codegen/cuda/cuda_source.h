@@ -4,7 +4,7 @@
 // NVRTC (codegen/cuda/nvrtc.h) and loaded with the driver API
 // (codegen/cuda/cuda_driver.h) where the toolkit and a device exist.
 //
-// Mapping (DESIGN.md §2, issue 9):
+// Mapping:
 //  - Each top-level statement of the lowered function (one root stage's
 //    nest) becomes one kernel, launched in order. Root temps (buffers of
 //    root stages that are not outputs) are device buffers the runner

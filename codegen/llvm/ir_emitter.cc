@@ -10,6 +10,7 @@
 #include <set>
 
 #include "codegen/llvm/emitter.h"
+#include "codegen/temp_buffers.h"
 #include "codegen/unrolling.h"
 #include "ir/error.h"
 
@@ -17,8 +18,6 @@ namespace loom {
 namespace llvm_backend {
 
 namespace {
-
-constexpr int64_t kMaxStackBytes = 64 * 1024;
 
 void collect_uses(const Stmt& s, std::set<int64_t>* vars, std::set<std::string>* buffers) {
   auto on_expr = [&](const Expr& e) {
@@ -305,7 +304,7 @@ void IREmitter::emit_allocate(const Stmt& s) {
   auto saved = buffers_.find(s->buffer) != buffers_.end()
                    ? buffers_[s->buffer]
                    : nullptr;
-  if (bytes <= kMaxStackBytes) {
+  if (bytes <= kMaxStackTempBytes) {
     auto* arr = llvm::ArrayType::get(b_.getFloatTy(), elems);
     llvm::AllocaInst* a = entry_alloca(arr, 64, s->buffer);
     buffers_[s->buffer] = b_.CreateBitCast(a, fptr, s->buffer);

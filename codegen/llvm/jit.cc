@@ -33,6 +33,7 @@
 #include <mutex>
 #include <set>
 
+#include "codegen/host_cpu.h"
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "codegen/thread_pool.h"
@@ -97,11 +98,7 @@ JITState* create_state() {
   st->features = jtmb->getFeatures().getString();
   llvm::StringMap<bool> host;
   llvm::sys::getHostCPUFeatures(host);
-  if (host.lookup("avx512f")) {
-    st->native_width = 16;
-  } else if (host.lookup("avx")) {
-    st->native_width = 8;
-  }
+  st->native_width = host_vector_width();
   st->jtmb = std::make_unique<llvm::orc::JITTargetMachineBuilder>(*jtmb);
   auto jit = llvm::orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(*jtmb)

@@ -17,7 +17,8 @@
 //    (a store several lanes would make to one element, an allocation inside,
 //    an inner vectorized loop) fall back to scalar loops.
 //  - Buffers: arguments are distinct (alias-scope metadata per buffer); temps
-//    up to 64 KiB are stack arrays, larger ones 64-byte aligned heap blocks.
+//    up to kMaxStackTempBytes (64 KiB, codegen/temp_buffers.h) are stack
+//    arrays, larger ones 64-byte aligned heap blocks.
 //  - Integers are i64 with floor division/modulo (shifts/unsigned ops when
 //    int_bound proves the operands non-negative; a possibly-zero divisor is
 //    replaced by 1 where it is zero, so untaken select arms cannot trap).
@@ -45,8 +46,8 @@ struct LLVMCompileOptions {
   bool dump_ir = false;
   // LLVM optimization level of the IR pipeline (0..3).
   int opt_level = 3;
-  // Vector width in floats for kVectorized loops; 0 = native (from the host
-  // CPU features: 16 with AVX-512, 8 with AVX, else 4).
+  // Vector width in floats for kVectorized loops; 0 = native
+  // (host_vector_width(): 16 with AVX-512, 8 with AVX, else 4).
   int vector_width = 0;
 };
 

@@ -7,7 +7,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/features.h"
 #include "ir/lower.h"
-#include "tests/costmodel/matmul_states.h"
+#include "ir/workloads/matmul_schedules.h"
 
 namespace loom {
 namespace {
@@ -21,8 +21,8 @@ struct Fixture {
   std::unique_ptr<CostModel> mlp, xgb;
   Fixture() {
     task = Task::make("matmul", {{"M", 512}, {"N", 512}, {"K", 512}}, Target::parse("cpu -threads=1"));
-    std::vector<testing::MatmulTiles> tiles;
-    states = testing::random_matmul_states(task.dag, 512, 512, 512, kPopulation, 1, &tiles);
+    std::vector<MatmulTiles> tiles;
+    states = random_matmul_states(task.dag, 512, 512, 512, kPopulation, 1, &tiles);
     features = extract_features(states, FeatureOptions{1});
     // Train both models on a synthetic label (so XGBoost has real trees).
     std::vector<float> y;

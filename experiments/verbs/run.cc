@@ -107,6 +107,7 @@ int run_verb(const Args& args) {
     // The same compilation the worker does, kept in-process for its text.
     LLVMCompileOptions copts;
     copts.num_threads = task.target.threads;
+    copts.vector_width = task.target.vector_width();
     copts.dump_ir = true;
     std::printf("%s", compile_llvm(f, copts)->asm_text().c_str());
   }

@@ -15,21 +15,21 @@
 #include "ir/lower.h"
 #include "ir/reference.h"
 #include "measure/timing.h"
+#include "search/search_policy.h"
 #include "sketch/sketch_policy.h"
 
 namespace loom::cli {
-
-SketchTask sketch_task_of(const Task& task);  // verbs/sketches.cc
 
 namespace {
 
 // "" if the program computes the reference result, else what went wrong.
 // With `seconds` set, a correct program is also timed (median of 3 runs).
-std::string check_program(const State& s, const LoweredFunc& f, int threads,
+std::string check_program(const State& s, const LoweredFunc& f, const Target& target,
                           const std::map<std::string, TensorData>& inputs,
                           const std::map<std::string, TensorData>& ref, double* seconds) {
   LLVMCompileOptions copts;
-  copts.num_threads = threads;
+  copts.num_threads = target.threads;
+  copts.vector_width = target.vector_width();
   auto kernel = compile_llvm(f, copts);
   const ComputeDAG& dag = s.dag();
   std::map<std::string, TensorData> bufs = inputs;
@@ -69,7 +69,7 @@ int sample_verb(const Args& args) {
   if (file.empty()) throw LoomError("usage: loom sample FILE.json -n N [--seed S] [--threads N] [--no-ir] [--time]");
   TaskFile tf = read_task_file(file);
   if (threads > 0) tf.task.target.threads = threads;
-  SketchPolicy policy(sketch_task_of(tf.task));
+  SketchPolicy policy(make_sketch_task(tf.task));
   std::mt19937_64 rng(static_cast<uint64_t>(seed));
   std::vector<State> programs = policy.sample(n, rng);
   std::printf("task: %s  target: %s  %zu sketches, %zu programs (seed %d)\n",
@@ -89,7 +89,7 @@ int sample_verb(const Args& args) {
       LoweredFunc f = lower(s);
       if (print_ir) std::printf("%s", to_string(f).c_str());
       double seconds = 0;
-      verdict = check_program(s, f, tf.task.target.threads, inputs, ref, time_programs ? &seconds : nullptr);
+      verdict = check_program(s, f, tf.task.target, inputs, ref, time_programs ? &seconds : nullptr);
       verdict.empty() ? ++correct : ++wrong;
       if (verdict.empty() && time_programs) {
         gflops.push_back(dag.flop_count() / seconds / 1e9);

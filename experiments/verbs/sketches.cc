@@ -9,17 +9,10 @@
 #include "experiments/verbs.h"
 #include "ir/error.h"
 #include "ir/lower.h"
+#include "search/search_policy.h"
 #include "sketch/sketch_policy.h"
 
 namespace loom::cli {
-
-SketchTask sketch_task_of(const Task& task) {
-  SketchTask st;
-  st.dag = task.dag;
-  st.threads = task.target.threads;
-  st.is_gpu = task.target.kind == "cuda";
-  return st;
-}
 
 int sketches_verb(const Args& args) {
   std::string file;
@@ -33,7 +26,7 @@ int sketches_verb(const Args& args) {
   if (file.empty()) throw LoomError("usage: loom sketches FILE.json [--threads N]");
   TaskFile tf = read_task_file(file);
   if (threads > 0) tf.task.target.threads = threads;
-  SketchTask st = sketch_task_of(tf.task);
+  SketchTask st = make_sketch_task(tf.task);
   std::vector<State> sketches = generate_sketches(st);
   std::printf("task: %s  target: %s  %zu sketches\n", tf.task.description().c_str(),
               tf.task.target.to_string().c_str(), sketches.size());

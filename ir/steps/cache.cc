@@ -25,13 +25,6 @@ bool reads(const Op& op, const std::string& tensor) {
   return r;
 }
 
-void check_nothing_attached(const StateNode& n, int stage, const char* what) {
-  for (const auto& other : n.stages)
-    if (other.compute_at == ComputeAtKind::kIter && other.attach_stage == stage)
-      throw LoomError(std::string("cannot ") + what + " " + n.stages[stage].name() + ": " +
-                      other.name() + " is computed at it");
-}
-
 }  // namespace
 
 void CacheReadStep::apply(StateNode& n) const {
@@ -80,13 +73,7 @@ void CacheWriteStep::apply(StateNode& n) const {
   Op local = rebuild_op(st.op, name, st.op->body);
   std::vector<Expr> idx(st.op->axes.begin(), st.op->axes.end());
   Op copy = rebuild_op(st.op, st.op->name, load(name, idx));
-  Stage copy_stage = make_stage(copy, st.scope);
-  copy_stage.compute_at = st.compute_at;
-  copy_stage.attach_stage = st.attach_stage;
-  copy_stage.attach_iter = st.attach_iter;
-  n.stages[stage] = copy_stage;
-  shift_stage_indices(n, stage, 1);
-  n.stages.insert(n.stages.begin() + stage, make_stage(local, scope));
+  replace_with_producer(n, stage, copy, make_stage(local, scope));
 }
 
 nlohmann::json CacheWriteStep::to_json() const {

@@ -30,9 +30,7 @@ void RfactorStep::apply(StateNode& n) const {
   int fid = leaf_at(st, iter);
   if (st.iters[fid].kind != IterKind::kReduce)
     throw LoomError("rfactor iterator " + st.iters[fid].name + " is not a reduce iterator");
-  for (const auto& other : n.stages)
-    if (other.compute_at == ComputeAtKind::kIter && other.attach_stage == stage)
-      throw LoomError("cannot rfactor " + st.name() + ": " + other.name() + " is computed at it");
+  check_nothing_attached(n, stage, "rfactor");
   size_t n_axes = st.op->axes.size();
   if (factor_iter < 0 || factor_iter > static_cast<int>(n_axes))
     throw LoomError("factor_iter " + std::to_string(factor_iter) + " out of range");
@@ -75,13 +73,7 @@ void RfactorStep::apply(StateNode& n) const {
   idx.insert(idx.begin() + factor_iter, kr);
   Op final_op = rebuild_op(st.op, st.op->name, reduce(red->reduce_kind, load(rf->name, idx), {kr}));
 
-  Stage final_stage = make_stage(final_op, st.scope);
-  final_stage.compute_at = st.compute_at;
-  final_stage.attach_stage = st.attach_stage;
-  final_stage.attach_iter = st.attach_iter;
-  n.stages[stage] = final_stage;
-  shift_stage_indices(n, stage, 1);
-  n.stages.insert(n.stages.begin() + stage, make_stage(rf));
+  replace_with_producer(n, stage, final_op, make_stage(rf));
 }
 
 nlohmann::json RfactorStep::to_json() const { return {"RF", stage, iter, factor_iter}; }

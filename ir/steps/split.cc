@@ -9,7 +9,7 @@ namespace {
 
 // Replaces leaf `iter_pos` of stage by the split children.
 void split_iterator(StateNode& n, int stage_id, int iter_pos, std::vector<int64_t> lengths,
-                    bool inner_to_outer, int64_t expected_extent, bool follows_another_split) {
+                    bool inner_to_outer, int64_t expected_extent) {
   Stage& st = stage_at(n, stage_id);
   if (st.op->is_placeholder) throw LoomError("cannot split placeholder " + st.name());
   int id = leaf_at(st, iter_pos);
@@ -33,7 +33,6 @@ void split_iterator(StateNode& n, int stage_id, int iter_pos, std::vector<int64_
   rel.parents = {id};
   rel.lengths = lengths;
   rel.inner_to_outer = inner_to_outer;
-  rel.follows_another_split = follows_another_split;
   int64_t rest = (parent.extent + prod - 1) / prod;
   std::vector<int64_t> ext;
   if (inner_to_outer) ext.push_back(rest);
@@ -69,7 +68,7 @@ const SplitStep& split_source(const StateNode& n, int src_step) {
 }  // namespace
 
 void SplitStep::apply(StateNode& n) const {
-  split_iterator(n, stage, iter, lengths, inner_to_outer, extent, false);
+  split_iterator(n, stage, iter, lengths, inner_to_outer, extent);
 }
 
 nlohmann::json SplitStep::to_json() const {
@@ -88,7 +87,7 @@ std::vector<int64_t> FollowSplitStep::lengths(const StateNode& n) const {
 }
 
 void FollowSplitStep::apply(StateNode& n) const {
-  split_iterator(n, stage, iter, lengths(n), true, 0, true);
+  split_iterator(n, stage, iter, lengths(n), true, 0);
 }
 
 nlohmann::json FollowSplitStep::to_json() const {
@@ -108,7 +107,7 @@ int64_t FollowFusedSplitStep::length(const StateNode& n) const {
 }
 
 void FollowFusedSplitStep::apply(StateNode& n) const {
-  split_iterator(n, stage, iter, {length(n)}, factor_or_nparts, 0, true);
+  split_iterator(n, stage, iter, {length(n)}, factor_or_nparts, 0);
 }
 
 nlohmann::json FollowFusedSplitStep::to_json() const {

@@ -101,7 +101,7 @@ int main(int argc, char** argv) try {
               opts.min_repeat_ms, opts.isolation == MeasureOptions::Isolation::kQuiet ? "quiet" : "auto");
 
   // Warm-up batch: reference computation, worker start-up (reported apart:
-  // paid once per task / per session).
+  // paid once per task and worker process).
   m.measure(task, {states[0]});
   const auto& w = m.last_stats();
   std::printf("first batch (1 candidate): %.2f s, of which reference %.2f s (once per task)\n", w.wall_s,

@@ -8,17 +8,14 @@
 #include "ir/error.h"
 #include "ir/lower.h"
 #include "ir/state.h"
+#include "measure/timing.h"
+#include "measure/worker/replies.h"
 
 namespace loom {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-nlohmann::json error_reply(int id, const char* kind, const std::string& msg, bool exit = false) {
-  return {{"type", "error"}, {"id", id}, {"error", kind}, {"msg", msg}, {"exit", exit}};
-}
 
 }  // namespace
 
@@ -39,17 +36,12 @@ bool GpuSession::build_and_check(const Task& task, const ReferenceData& ref, con
   m.runner.reset();
   m.kernel_id = -1;
   auto t0 = Clock::now();
-  State state;
+  std::optional<LoweredFunc> lowered = replay_and_lower(task, req, reply);
+  if (!lowered) return true;
   try {
-    state = State::from_json(task.dag, req.at("steps"));
+    m.module = emit_cuda_source(*lowered);
   } catch (const std::exception& e) {
-    reply(error_reply(id, "invalid_schedule", std::string("replay: ") + e.what()));
-    return true;
-  }
-  try {
-    m.module = emit_cuda_source(lower(state));
-  } catch (const std::exception& e) {
-    reply(error_reply(id, "invalid_schedule", std::string("lower/CUDA: ") + e.what()));
+    reply(error_reply(id, "invalid_schedule", std::string("CUDA: ") + e.what()));
     return true;
   }
   std::string ptx;
@@ -57,7 +49,7 @@ bool GpuSession::build_and_check(const Task& task, const ReferenceData& ref, con
     ptx = compile_cuda_to_ptx(m.module.source, task.target.arch);
   } catch (const std::exception& e) {
     auto r = error_reply(id, "build_error", std::string("nvrtc: ") + e.what());
-    r["build_s"] = since(t0);
+    r["build_s"] = seconds_since(t0);
     reply(r);
     return true;
   }
@@ -73,7 +65,7 @@ bool GpuSession::build_and_check(const Task& task, const ReferenceData& ref, con
     reply(error_reply(id, "build_error", std::string("load: ") + e.what(), e.sticky()));
     return !e.sticky();
   }
-  reply({{"type", "built"}, {"id", id}, {"build_s", since(t0)}});
+  reply({{"type", "built"}, {"id", id}, {"build_s", seconds_since(t0)}});
 
   auto t1 = Clock::now();
   std::string bad;
@@ -82,7 +74,7 @@ bool GpuSession::build_and_check(const Task& task, const ReferenceData& ref, con
     for (const auto& [name, data] : ref.outputs) m.runner->fill_nan(name);
     auto tr = Clock::now();
     m.runner->run();
-    m.once_ms = since(tr) * 1e3;
+    m.once_ms = seconds_since(tr) * 1e3;
     for (const auto& [name, want] : ref.outputs) {
       std::string diff = compare_with_reference(m.runner->read(name), want, req.value("rtol", 1e-3),
                                                 req.value("atol", 1e-4));
@@ -106,7 +98,7 @@ bool GpuSession::build_and_check(const Task& task, const ReferenceData& ref, con
     return true;
   }
   m.kernel_id = id;
-  reply({{"type", "checked"}, {"id", id}, {"check_s", since(t1)}, {"once_s", m.once_ms / 1e3}});
+  reply({{"type", "checked"}, {"id", id}, {"check_s", seconds_since(t1)}, {"once_s", m.once_ms / 1e3}});
   return true;
 }
 
@@ -132,7 +124,7 @@ bool GpuSession::time(const nlohmann::json& req, const Reply& reply) {
   }
   m.runner.reset();
   m.kernel_id = -1;
-  reply({{"type", "timed"}, {"id", id}, {"costs_s", costs}, {"run_s", since(t0)}});
+  reply({{"type", "timed"}, {"id", id}, {"costs_s", costs}, {"run_s", seconds_since(t0)}});
   return true;
 }
 

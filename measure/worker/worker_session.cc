@@ -10,17 +10,13 @@
 #include "ir/lower.h"
 #include "ir/state.h"
 #include "measure/timing.h"
+#include "measure/worker/replies.h"
 
 namespace loom {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-nlohmann::json error_reply(int id, const char* kind, const std::string& msg) {
-  return {{"type", "error"}, {"id", id}, {"error", kind}, {"msg", msg}, {"exit", false}};
-}
 
 }  // namespace
 
@@ -71,28 +67,18 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
   }
   // Build: replay, lower, compile.
   auto t0 = Clock::now();
-  State state;
-  LoweredFunc f;
-  try {
-    state = State::from_json(task_.dag, req.at("steps"));
-  } catch (const std::exception& e) {
-    reply(error_reply(id, "invalid_schedule", std::string("replay: ") + e.what()));
-    return true;
-  }
-  try {
-    f = lower(state);
-  } catch (const std::exception& e) {
-    reply(error_reply(id, "invalid_schedule", std::string("lower: ") + e.what()));
-    return true;
-  }
+  std::optional<LoweredFunc> lowered = replay_and_lower(task_, req, reply);
+  if (!lowered) return true;
+  const LoweredFunc& f = *lowered;
   inject_build_fault(fault);
   try {
     LLVMCompileOptions o;
     o.num_threads = req.value("threads", 1);
+    o.vector_width = task_.target.vector_width();
     kernel_ = compile_llvm(f, o);
   } catch (const std::exception& e) {
     auto r = error_reply(id, "build_error", std::string("compile: ") + e.what());
-    r["build_s"] = since(t0);
+    r["build_s"] = seconds_since(t0);
     reply(r);
     return true;
   }
@@ -108,7 +94,7 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
     }
     args_.push_back(buf->data());
   }
-  reply({{"type", "built"}, {"id", id}, {"build_s", since(t0)}});
+  reply({{"type", "built"}, {"id", id}, {"build_s", seconds_since(t0)}});
 
   // Check: one run on the reference inputs, outputs pre-filled with NaN so
   // that unwritten elements are caught.
@@ -125,7 +111,7 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
     inject_run_fault(fault);
     auto tr = Clock::now();
     kernel_->run(args_.data());
-    once_s = since(tr);
+    once_s = seconds_since(tr);
   } catch (const std::bad_alloc&) {
     auto r = error_reply(id, "run_error", "out of memory (std::bad_alloc)");
     r["exit"] = true;
@@ -160,7 +146,7 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
     return true;
   }
   kernel_id_ = id;
-  reply({{"type", "checked"}, {"id", id}, {"check_s", since(t1)}, {"once_s", once_s}});
+  reply({{"type", "checked"}, {"id", id}, {"check_s", seconds_since(t1)}, {"once_s", once_s}});
   return true;
 }
 
@@ -178,7 +164,7 @@ bool WorkerSession::time(const nlohmann::json& req, const Reply& reply) {
   const CompiledKernel& k = *kernel_;
   float* const* args = args_.data();
   std::vector<double> costs = time_function([&] { k.run(args); }, o);
-  double run_s = since(t0);
+  double run_s = seconds_since(t0);
   kernel_.reset();
   kernel_id_ = -1;
   reply({{"type", "timed"}, {"id", id}, {"costs_s", costs}, {"run_s", run_s}});

@@ -1,4 +1,4 @@
-// One evolutionary search round on matmul 1024^3 (issue 7's search-overhead
+// One evolutionary search round on matmul 1024^3 (the search-overhead
 // target: under 2 s on one core): a population of 2048 fresh samples evolved
 // for 4 generations under the MLP cost model, feature extraction and
 // inference on one thread. The MLP is trained beforehand on 512 sampled

@@ -12,29 +12,13 @@
 #include "codegen/c_compile.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "ir/stmt.h"
+#include "tests/support/loop_nest.h"
 
 namespace loom::llvm_test {
 
-inline Buffer buf(const std::string& name, std::vector<int64_t> shape,
-                  BufferScope scope = BufferScope::kGlobal) {
-  Buffer b;
-  b.name = name;
-  b.shape = std::move(shape);
-  b.scope = scope;
-  return b;
-}
-
-inline LoweredFunc func(const std::string& name, std::vector<Buffer> args, Stmt body,
-                        std::vector<Buffer> temps = {}) {
-  LoweredFunc f;
-  f.name = name;
-  f.args = std::move(args);
-  f.temps = std::move(temps);
-  f.body = std::move(body);
-  return f;
-}
-
-inline Expr ld(const std::string& b, Expr index) { return load(b, {std::move(index)}); }
+using loop_nest::buf;
+using loop_nest::func;
+using loop_nest::ld;
 
 // One random array per argument of f (same seed -> same data).
 inline std::vector<std::vector<float>> random_args(const LoweredFunc& f, uint32_t seed = 1) {

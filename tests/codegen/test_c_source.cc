@@ -10,29 +10,12 @@
 #include "codegen/c_compile.h"
 #include "codegen/c_source.h"
 #include "ir/error.h"
+#include "tests/support/loop_nest.h"
 
 namespace loom {
 namespace {
 
-Buffer buf(const std::string& name, std::vector<int64_t> shape, BufferScope scope = BufferScope::kGlobal) {
-  Buffer b;
-  b.name = name;
-  b.shape = std::move(shape);
-  b.scope = scope;
-  return b;
-}
-
-LoweredFunc func(const std::string& name, std::vector<Buffer> args, Stmt body,
-                 std::vector<Buffer> temps = {}) {
-  LoweredFunc f;
-  f.name = name;
-  f.args = std::move(args);
-  f.temps = std::move(temps);
-  f.body = std::move(body);
-  return f;
-}
-
-Expr ld(const std::string& b, Expr index) { return load(b, {std::move(index)}); }
+using namespace loop_nest;
 
 TEST(CSource, VectorAdd) {
   const int64_t n = 1000;

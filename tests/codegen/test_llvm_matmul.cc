@@ -1,12 +1,9 @@
 // LLVM backend on a tiled matmul shaped like Ansor's CPU sketches (register
 // tile in a local buffer, unrolled rows, vectorized columns, parallel outer
-// loop). Correctness here; DISABLED_ benchmarks print GFLOP/s and compile
-// time (run with --gtest_also_run_disabled_tests).
+// loop). Correctness here; its speed is measured by build/bench_llvm_kernels.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 #include "codegen/llvm/llvm_jit.h"
@@ -92,64 +89,6 @@ TEST(LLVMMatmul, CompileTimeIsReported) {
   auto k = compile_llvm(tiled_matmul(t));
   std::printf("[ info ] tiled matmul compile time: %.1f ms\n", k->compile_seconds() * 1e3);
   EXPECT_GT(k->compile_seconds(), 0.0);
-}
-
-double bench(const CompiledKernel& k, std::vector<float*> args, int reps) {
-  k(args);
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    k(args);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
-}
-
-TEST(LLVMMatmul, DISABLED_Benchmark1024) {
-  const char* env_mr = std::getenv("MR");
-  const char* env_nr = std::getenv("NR");
-  const char* env_nb = std::getenv("NB");
-  const char* env_kb = std::getenv("KB");
-  Tiling t{1024, 1024, 1024};
-  if (env_mr) t.mr = std::atoll(env_mr);
-  if (env_nr) t.nr = std::atoll(env_nr);
-  if (env_nb) t.nb = std::atoll(env_nb);
-  if (env_kb) t.kb = std::atoll(env_kb);
-  auto f = tiled_matmul(t);
-  for (int threads : {1, 2}) {
-    LLVMCompileOptions o;
-    o.num_threads = threads;
-    o.dump_ir = std::getenv("DUMP") != nullptr;
-    auto k = compile_llvm(f, o);
-    if (o.dump_ir && threads == 1) std::fprintf(stderr, "%s\n", k->asm_text().c_str());
-    auto d = random_args(f);
-    double s = bench(*k, ptrs(d), 5);
-    std::printf("[ info ] matmul 1024^3 mr=%ld nr=%ld nb=%ld kb=%ld threads=%d: %.1f GFLOP/s (%.2f ms), compile %.1f ms\n",
-                (long)t.mr, (long)t.nr, (long)t.nb, (long)t.kb, threads, 2.0 * 1024 * 1024 * 1024 / s * 1e-9, s * 1e3,
-                k->compile_seconds() * 1e3);
-  }
-}
-
-// Register-tile FMA throughput with L1-resident operands: the practical peak
-// of the generated inner kernel on this machine.
-TEST(LLVMMatmul, DISABLED_BenchmarkPeakFma) {
-  const int64_t reps = 4096, kk = 64, mr = 8, nr = 32;
-  Var r = make_var("r", reps), k = make_var("k", kk), ii = make_var("ii", mr), ji = make_var("ji", nr);
-  Var ii2 = make_var("ii2", mr), ji2 = make_var("ji2", nr);
-  Expr lidx = Expr(ii) * nr + ji;
-  Stmt init = make_for(ii2, mr, ForKind::kUnrolled,
-                       make_for(ji2, nr, ForKind::kVectorized, make_store("L", Expr(ii2) * nr + ji2, Expr(0.0f))));
-  Stmt update = make_for(r, reps, ForKind::kSerial, make_for(k, kk, ForKind::kSerial,
-      make_for(ii, mr, ForKind::kUnrolled, make_for(ji, nr, ForKind::kVectorized,
-          make_store("L", lidx, ld("L", lidx) + ld("A", Expr(k) * mr + ii) * ld("B", Expr(k) * nr + ji))))));
-  Stmt write = make_for(ii2, mr, ForKind::kUnrolled,
-                        make_for(ji2, nr, ForKind::kVectorized, make_store("C", Expr(ii2) * nr + ji2, ld("L", Expr(ii2) * nr + ji2))));
-  auto f = func("peak", {buf("A", {kk, mr}), buf("B", {kk, nr}), buf("C", {mr, nr})},
-                make_allocate("L", make_seq({init, update, write})), {buf("L", {mr, nr}, BufferScope::kLocal)});
-  auto kern = compile_llvm(f);
-  auto d = random_args(f);
-  double s = bench(*kern, ptrs(d), 5);
-  std::printf("[ info ] register-tile FMA peak: %.1f GFLOP/s\n", 2.0 * reps * kk * mr * nr / s * 1e-9);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -23,6 +24,8 @@ struct Recorder {
   std::set<std::thread::id> threads;
   std::vector<std::pair<int64_t, int64_t>> ranges;
   std::vector<std::thread::id> range_threads;  // who ran ranges[i]
+  std::condition_variable others_done;         // a range was recorded
+  int64_t chunks = 0;                          // expected ranges, where a test waits on them
   explicit Recorder(int64_t n) : hits(n) {}
 };
 
@@ -54,14 +57,23 @@ TEST(ThreadPool, CoversRangeOnceInNearEqualChunks) {
 }
 
 // The caller's first chunk stalls (as if its core were taken by another
-// process): the worker runs its own chunks, then the caller's remaining ones.
+// process) until every other chunk has run: the worker runs its own chunks,
+// then the caller's remaining ones. With static chunks the others could not
+// all run, and the stall ends only at its 30 s limit.
 void stall_first_chunk(int64_t begin, int64_t end, void* closure) {
-  if (begin == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto* r = static_cast<Recorder*>(closure);
+  if (begin == 0) {
+    std::unique_lock<std::mutex> lock(r->mu);
+    r->others_done.wait_for(lock, std::chrono::seconds(30),
+                            [&] { return static_cast<int64_t>(r->ranges.size()) == r->chunks - 1; });
+  }
   record(begin, end, closure);
+  r->others_done.notify_all();
 }
 
 TEST(ThreadPool, AnIdleThreadTakesTheChunksOfAStalledOne) {
   Recorder r(8);
+  r.chunks = 8;  // 4 per thread
   loom_parallel_for(8, stall_first_chunk, &r, 2);
   for (int64_t i = 0; i < 8; ++i) ASSERT_EQ(r.hits[i].load(), 1) << i;
   ASSERT_EQ(r.ranges.size(), 8u);

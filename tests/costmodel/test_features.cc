@@ -6,7 +6,7 @@
 #include "costmodel/features.h"
 #include "ir/lower.h"
 #include "measure/task.h"
-#include "tests/costmodel/matmul_states.h"
+#include "ir/workloads/matmul_schedules.h"
 
 namespace loom {
 namespace {
@@ -128,8 +128,8 @@ TEST(Features, NaiveMatmulReductionFeatures) {
 
 TEST(Features, TiledMatmulAnnotationsAndPragma) {
   auto dag = matmul_dag(64);
-  testing::MatmulTiles t{{2, 2, 4}, {2, 2, 8}, 4, 16};
-  ProgramFeatures p = extract_features(testing::matmul_state(dag, t));
+  MatmulTiles t{{2, 2, 4}, {2, 2, 8}, 4, 16};
+  ProgramFeatures p = extract_features(matmul_state(dag, t));
   ASSERT_TRUE(p.valid);
   int upd = p.num_stmts - 1;
   EXPECT_FLOAT_EQ(feat(p, upd, "vec_len"), lg(8));
@@ -230,7 +230,7 @@ TEST(Features, InvalidStateHasNoRows) {
 
 TEST(Features, ParallelExtractionMatchesSerial) {
   auto dag = matmul_dag(128);
-  auto states = testing::random_matmul_states(dag, 128, 128, 128, 64, 3);
+  auto states = random_matmul_states(dag, 128, 128, 128, 64, 3);
   auto serial = extract_features(states, FeatureOptions{1});
   auto parallel = extract_features(states, FeatureOptions{4});
   ASSERT_EQ(serial.size(), parallel.size());

@@ -12,7 +12,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/metrics.h"
 #include "ir/error.h"
-#include "tests/costmodel/matmul_states.h"
+#include "ir/workloads/matmul_schedules.h"
 
 namespace loom {
 namespace {
@@ -160,8 +160,8 @@ TEST(Models, RandomModelIsNearChance) {
 TEST(Models, LearnKnownMatmulOrderingFromRealFeatures) {
   auto task = std::make_shared<const Task>(
       Task::make("matmul", {{"M", 256}, {"N", 256}, {"K", 256}}, Target::parse("cpu -threads=1")));
-  std::vector<testing::MatmulTiles> tiles;
-  auto states = testing::random_matmul_states(task->dag, 256, 256, 256, 700, 11, &tiles);
+  std::vector<MatmulTiles> tiles;
+  auto states = random_matmul_states(task->dag, 256, 256, 256, 700, 11, &tiles);
   std::vector<TrainingRecord> train, test;
   for (size_t i = 0; i < states.size(); ++i) {
     const auto& t = tiles[i];
@@ -292,7 +292,9 @@ TEST(Models, MlpRestandardizingOnMoreDataKeepsItsPredictions) {
   std::remove(path.c_str());
 }
 
-TEST(Models, MlpWarmStartKeepsLearning) {
+// A second fit starts from the first one's weights (warm start) on twice the
+// data; it must not lose what the first fit learned.
+TEST(Models, MlpWarmStartOnMoreDataLosesNoAccuracy) {
   Synthetic a = synthetic(200, 5), b = synthetic(200, 6), test = synthetic(200, 7);
   auto m = make_cost_model("mlp", {{"max_train_seconds", 60}, {"max_epochs", 30}});
   m->fit(a.programs, a.labels, a.groups);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "costmodel/cost_model.h"
 #include "experiments/config.h"
@@ -14,6 +15,13 @@ namespace {
 
 const char* kValid = R"({"name": "t", "target": "cpu -threads=1",
   "tasks": [{"workload": "matmul", "params": {"M": 64, "N": 64, "K": 64}}]})";
+
+// The checkout's root (ctest sets LOOM_SOURCE_DIR).
+std::filesystem::path source_dir() {
+  const char* src = std::getenv("LOOM_SOURCE_DIR");
+  if (!src) ADD_FAILURE() << "LOOM_SOURCE_DIR is set by ctest";
+  return src ? src : ".";
+}
 
 void expect_error(const std::string& text, const std::string& path_in_message) {
   try {
@@ -66,6 +74,36 @@ TEST(Config, ConfirmationSettingsParseAndEcho) {
 TEST(Config, NegativeConfirmTop) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "search": {"confirm_top": -1}})", "search.confirm_top");
 }
+TEST(Config, SearchEnumsParseAndEchoByName) {
+  auto j = nlohmann::json::parse(kValid);
+  j["search"] = {{"strategy", "random"}, {"task_scheduler", "round_robin"}};
+  ExperimentConfig c = ExperimentConfig::from_json(j);
+  EXPECT_EQ(c.search.strategy, SearchStrategy::kRandom);
+  EXPECT_EQ(c.search.task_scheduler, TaskSchedulerKind::kRoundRobin);
+  EXPECT_EQ(c.to_json()["search"]["strategy"], "random");
+  EXPECT_EQ(c.to_json()["search"]["task_scheduler"], "round_robin");
+}
+TEST(Config, UnknownSearchStrategyNamesTheChoices) {
+  expect_error(R"({"tasks": [{"workload": "matmul"}], "search": {"strategy": "annealing"}})",
+               "search.strategy: expected \"evolutionary\" or \"random\"");
+}
+TEST(Config, SearchSettingsEchoEveryKeyTheyParse) {
+  nlohmann::json echo = SearchSettings().to_json();
+  EXPECT_EQ(SearchSettings::from_json(echo).to_json(), echo);
+}
+TEST(Config, SearchSettingsDocumentEveryKeyTheyEcho) {
+  const std::string table = SearchSettings::doc_table();
+  const nlohmann::json echo = SearchSettings().to_json();
+  for (const auto& [key, value] : echo.items())
+    EXPECT_NE(table.find("| `search." + key + "` |"), std::string::npos) << key;
+}
+// experiments/README.md holds the table `loom config doc` prints, verbatim.
+TEST(Config, ReadmeSearchSettingsTableIsTheGeneratedOne) {
+  std::ifstream in(source_dir() / "experiments" / "README.md");
+  std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(readme.find(SearchSettings::doc_table()), std::string::npos)
+      << "paste the output of `loom config doc` into experiments/README.md";
+}
 TEST(Config, UnknownCostModel) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "cost_model": {"kind": "svm"}})", "cost_model.kind");
 }
@@ -98,10 +136,8 @@ TEST(Config, PretrainedModelPathIsRelativeToTheConfigFolder) {
 // features would not).
 TEST(Config, EveryCommittedConfigLoads) {
   namespace fs = std::filesystem;
-  const char* src = std::getenv("LOOM_SOURCE_DIR");
-  ASSERT_NE(src, nullptr) << "LOOM_SOURCE_DIR is set by ctest";
   int configs = 0, pretrained = 0;
-  for (const auto& e : fs::recursive_directory_iterator(fs::path(src) / "experiments" / "configs")) {
+  for (const auto& e : fs::recursive_directory_iterator(source_dir() / "experiments" / "configs")) {
     if (e.path().extension() != ".json") continue;
     SCOPED_TRACE(e.path().string());
     ExperimentConfig c = ExperimentConfig::load(e.path().string());

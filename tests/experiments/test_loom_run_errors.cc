@@ -132,6 +132,25 @@ TEST(LoomTune, PretrainedModelOfAnotherKindOrMissingIsNamed) {
   }
 }
 
+// A task whose tensors cannot fit in a worker fails at once (no reference
+// computed, nothing measured) with one line naming the tensor, its size and
+// the limit.
+TEST(LoomTune, TaskThatCannotFitInMemoryIsNamedAtOnce) {
+  const std::string log = write_file("huge.jsonl", "");
+  std::filesystem::remove(log);
+  std::string cfg = write_file("huge.json", R"({"tasks": [{"workload": "matmul",
+      "params": {"M": 1000000, "N": 1000000, "K": 1000000}}], "outputs": {"log": ")" + log + R"("}})");
+  Result r = run_loom("tune " + cfg);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  const size_t error_at = r.output.find("loom tune: error: ");
+  ASSERT_NE(error_at, std::string::npos) << r.output;
+  const std::string error_line = r.output.substr(error_at, r.output.find('\n', error_at) - error_at);
+  EXPECT_NE(error_line.find("tensor A [1000000x1000000] is 3.6 TiB"), std::string::npos) << error_line;
+  EXPECT_NE(error_line.find("memory limit of 8.0 GiB (measure.max_memory_mb)"), std::string::npos) << error_line;
+  EXPECT_EQ(r.output.find('\n', error_at), r.output.size() - 1) << "the error is the last line: " << r.output;
+  EXPECT_FALSE(std::filesystem::exists(log)) << "nothing measured, no log";
+}
+
 TEST(LoomCostmodel, PredictionsListEveryHeldOutProgramWithLabelAndScore) {
   std::string log = write_file("pred.jsonl", ""), csv = write_file("pred.csv", ""), model = write_file("pred.model", "");
   std::filesystem::remove(log);

@@ -4,14 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
 
 #include "ir/error.h"
@@ -129,7 +127,7 @@ TEST(Records, RoundTripAndHelpers) {
   EXPECT_TRUE(seen.count(measure_key(a.key(), tiled(a, 2).steps_json())));
   EXPECT_FALSE(seen.count(measure_key(b.key(), tiled(b, 2).steps_json())));
 
-  // The record's JSON form is DESIGN.md §3's.
+  // The record's JSON form as measure/records.h documents it.
   nlohmann::json j = record_to_json(recs[0]);
   EXPECT_EQ(j["version"], 1);
   EXPECT_EQ(j["task"]["workload"], "matmul");
@@ -212,19 +210,48 @@ size_t check_complete_lines(const std::string& path) {
   return n;
 }
 
+// A forked appender tells its parent through a pipe each time a batch is in
+// the log, so the parent kills it after an event, not after a guessed sleep.
+struct BatchSignal {
+  int fd[2] = {-1, -1};
+  BatchSignal() {
+    if (::pipe(fd) != 0) fd[0] = fd[1] = -1;
+  }
+  ~BatchSignal() {
+    for (int f : fd)
+      if (f >= 0) ::close(f);
+  }
+  void send() {  // in the child
+    if (::write(fd[1], "b", 1) != 1) _exit(1);
+  }
+  bool wait_for(int batches) {  // in the parent; false if the child died first
+    ::close(fd[1]);
+    fd[1] = -1;
+    char c;
+    for (int k = 0; k < batches; ++k)
+      if (::read(fd[0], &c, 1) != 1) return false;
+    return true;
+  }
+};
+
 TEST(Records, KillDashNineOfAnAppenderLeavesParsableLines) {
   std::string path = temp_path("killed_appender.jsonl");
   std::remove(path.c_str());
   Task a = small_matmul(32);
   std::vector<MeasureRecord> batch;
   for (int i = 0; i < 200; ++i) batch.push_back(make_record(a, i % 4, 1e-3 * (i + 1)));
+  BatchSignal appended;
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     RecordLog log(path);
-    while (true) log.append(batch);  // until killed
+    for (;;) {  // until killed
+      log.append(batch);
+      appended.send();
+    }
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  // Two whole batches are in the file; the kill lands in a later append.
+  ASSERT_TRUE(appended.wait_for(2));
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -241,6 +268,7 @@ TEST(Records, KillDashNineOfATunerMidBatchLeavesParsableLines) {
   // The killed tuner cannot remove its reference files: give it a temp dir.
   std::string tmp = temp_path("tuner_tmp");
   std::filesystem::create_directories(tmp);
+  BatchSignal appended;
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -255,17 +283,11 @@ TEST(Records, KillDashNineOfATunerMidBatchLeavesParsableLines) {
       std::vector<nlohmann::json> steps;
       for (auto& s : states) steps.push_back(s.steps_json());
       log.append(task, steps, rs);
+      appended.send();
     }
   }
-  // Wait for two batches, then kill in the middle of a later one.
-  auto start = std::chrono::steady_clock::now();
-  auto lines = [&] {
-    std::string t = read_all(path);
-    return std::count(t.begin(), t.end(), '\n');
-  };
-  while (lines() < 8 && std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(37));
+  // Two batches appended; the kill lands while the next one is measured.
+  ASSERT_TRUE(appended.wait_for(2));
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   size_t n = check_complete_lines(path);

@@ -53,7 +53,7 @@ TEST(TaskScheduler, PrefersATaskStillImproving) {
 
 TEST(TaskScheduler, RoundRobinTakesTheTaskWithFewestRounds) {
   SearchSettings s;
-  s.task_scheduler = "round_robin";
+  s.task_scheduler = TaskSchedulerKind::kRoundRobin;
   TaskScheduler sched(s);
   std::mt19937_64 rng(1);
   std::vector<TaskProgress> t = {progress("a", 100, 1e9, 9e-3, 128, {1, 1}),

@@ -55,6 +55,24 @@ TEST(Tuner, SameSeedAndRandomModelGiveIdenticalLogs) {
   EXPECT_EQ(la, lb);
 }
 
+// An estimate needs a round's pace: none after the first round (and none
+// once the budget is spent), seconds left after the second.
+TEST(Tuner, EtaIsShownOnlyOnceARoundAfterTheFirstHasRun) {
+  std::string log = temp_log("eta.jsonl");
+  TunerOptions o = tiny_options(log, 24);
+  std::vector<std::string> rounds;
+  o.print = [&](const std::string& line) {
+    if (line.rfind("round ", 0) == 0) rounds.push_back(line);
+  };
+  Tuner(tiny_tasks(), o, make_cost_model("random")).run();
+  ASSERT_EQ(rounds.size(), 3u);
+  EXPECT_EQ(rounds[0].find("ETA"), std::string::npos) << rounds[0];
+  const size_t eta = rounds[1].find("| ETA ");
+  ASSERT_NE(eta, std::string::npos) << rounds[1];
+  EXPECT_GT(std::stod(rounds[1].substr(eta + 6)), 0.0) << rounds[1];
+  EXPECT_EQ(rounds[2].find("ETA"), std::string::npos) << rounds[2];
+}
+
 TEST(Tuner, ResumeDoesNotMeasureAgain) {
   std::string log = temp_log("resume.jsonl");
   Tuner(tiny_tasks(), tiny_options(log, 16), make_cost_model("random")).run();

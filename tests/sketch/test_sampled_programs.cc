@@ -1,4 +1,4 @@
-// The backbone property (DESIGN.md §6): every program that sketch generation
+// The backbone property: every program that sketch generation
 // plus random annotation can produce lowers, compiles and computes what the
 // reference computes. Random states of every registry workload (small
 // parameters), of a matmul with prime extents (non-divisible tiles) and of

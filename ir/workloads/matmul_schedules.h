@@ -1,7 +1,8 @@
-// Random complete schedules of a matmul (multi-level "SSRSRS" tiling with
-// random tile sizes, fused+parallel outer loops, a vectorized innermost loop,
-// a random auto-unroll pragma): a population for cost-model tests and the
-// cost-model benchmark that does not depend on the sketch sampler.
+// Random complete schedules of the matmul workload (multi-level "SSRSRS"
+// tiling with random divisor tile sizes, fused+parallel outer loops, a
+// vectorized innermost loop, a random auto-unroll pragma): a population of
+// known structure, independent of the sketch sampler, for the cost model's
+// tests and benchmark.
 #pragma once
 
 #include <memory>
@@ -11,7 +12,7 @@
 #include "ir/state.h"
 #include "ir/workload_registry.h"
 
-namespace loom::testing {
+namespace loom {
 
 struct MatmulTiles {
   int64_t i[3], j[3], k;  // inner split lengths (outer -> inner) of i, j and k
@@ -67,4 +68,4 @@ inline std::vector<State> random_matmul_states(const std::shared_ptr<const Compu
   return out;
 }
 
-}  // namespace loom::testing
+}  // namespace loom
