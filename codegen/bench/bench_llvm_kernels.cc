@@ -1,8 +1,13 @@
 // Speed of LLVM-compiled kernels (Google Benchmark; not a test): the
 // hand-written GEMM 1024^3 schedule (experiments/schedules/matmul_1024_tiled.json)
 // on 1 and 2 threads, and the register-tile FMA throughput with L1-resident
-// operands — the practical peak of the generated inner kernel on this machine.
+// operands — the practical peak of the generated inner kernel on this machine;
+// element-wise exp, log, tanh and erf, inline against glibc's libmvec. The
+// GFLOP/s counter of the element-wise ones counts G elements/s.
 #include <benchmark/benchmark.h>
+
+#include <dlfcn.h>
+#include <immintrin.h>
 
 #include <fstream>
 #include <random>
@@ -23,7 +28,7 @@ using namespace loom;
 
 std::vector<std::vector<float>> random_buffers(const LoweredFunc& f) {
   std::mt19937 rng(1);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::uniform_real_distribution<float> dist(-10.f, 10.f);
   std::vector<std::vector<float>> data;
   for (const auto& b : f.args) {
     data.emplace_back(b.size());
@@ -82,6 +87,61 @@ void BM_RegisterTileFmaPeak(benchmark::State& state) {
   run_kernel(state, f, 2.0 * reps * kk * mr * nr, 1);
 }
 BENCHMARK(BM_RegisterTileFmaPeak)->Unit(benchmark::kMicrosecond);
+
+// B[i] = f(A[i]) over 64 Ki floats in [-10, 10] (L2-resident), vectorized at
+// the native width: Loom's inline math against glibc's vector functions
+// (libmvec, called per vector of 16 as the backend called them before).
+LoweredFunc map_kernel(const char* fn, int64_t n) {
+  Var i = make_var("i", n);
+  Expr x = load("A", {Expr(i)});
+  Expr y = std::string(fn) == "exp" ? exp(x) : std::string(fn) == "log" ? log(fabs(x)) :
+           std::string(fn) == "tanh" ? tanh(x) : erf(x);
+  LoweredFunc f;
+  f.name = std::string("map_") + fn;
+  f.args = {{"A", {n}}, {"B", {n}}};
+  f.body = make_for(i, n, ForKind::kVectorized, make_store("B", i, y));
+  return f;
+}
+
+const char* const kMathFns[] = {"exp", "log", "tanh", "erf"};
+constexpr int64_t kMapN = 1 << 16;
+
+void BM_InlineVectorMath(benchmark::State& state) {
+  LoweredFunc f = map_kernel(kMathFns[state.range(0)], kMapN);
+  state.SetLabel(kMathFns[state.range(0)]);
+  run_kernel(state, f, kMapN, 1);  // "GFLOP/s": G elements/s
+}
+BENCHMARK(BM_InlineVectorMath)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+
+__attribute__((target("avx512f"))) void libmvec_map(void* fn, const float* a, float* b, int64_t n, bool abs) {
+  auto f = reinterpret_cast<__m512 (*)(__m512)>(fn);
+  for (int64_t i = 0; i < n; i += 16) {
+    __m512 x = _mm512_loadu_ps(a + i);
+    if (abs) x = _mm512_abs_ps(x);
+    _mm512_storeu_ps(b + i, f(x));
+  }
+}
+
+void BM_LibmvecVectorMath(benchmark::State& state) {
+  static void* lib = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL);
+  const std::string name = std::string("_ZGVeN16v_") + kMathFns[state.range(0)] + "f";
+  void* fn = lib ? dlsym(lib, name.c_str()) : nullptr;
+  if (!fn || !__builtin_cpu_supports("avx512f")) {
+    state.SkipWithError("no AVX-512 libmvec");
+    return;
+  }
+  state.SetLabel(kMathFns[state.range(0)]);
+  std::vector<float> a(kMapN), b(kMapN);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-10.f, 10.f);
+  for (auto& x : a) x = dist(rng);
+  for (auto _ : state) {
+    libmvec_map(fn, a.data(), b.data(), kMapN, state.range(0) == 1);
+    benchmark::DoNotOptimize(b.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(kMapN * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_LibmvecVectorMath)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

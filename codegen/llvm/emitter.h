@@ -33,7 +33,7 @@ struct EmitOptions {
   std::string cpu;        // "target-cpu" function attribute
   std::string features;   // "target-features" function attribute
   // Vector math functions the JIT can resolve (glibc libmvec names such as
-  // "_ZGVeN16v_expf"); vector calls without one are scalarized.
+  // "_ZGVeN16vv_powf"); vector calls without one are scalarized.
   std::set<std::string> vector_math;
 };
 
@@ -109,7 +109,7 @@ class IREmitter {
   llvm::Value* widen(Val v);
   // Lane-wise call of a scalar function `float f(float)` on a vector.
   llvm::Value* scalarized_call(llvm::FunctionCallee fn, llvm::Value* vec);
-  // f(x) (or f(x, y)) for the libm function `name` ("expf", "powf", ...):
+  // f(x) (or f(x, y)) for the libm function `name` ("powf"):
   // scalar -> intrinsic or libm call; vector -> libmvec call when available,
   // else the intrinsic (LLVM scalarizes it) or a lane-wise libm call.
   llvm::Value* math_call(const std::string& name, llvm::Intrinsic::ID intrinsic,

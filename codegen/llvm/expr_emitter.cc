@@ -5,6 +5,7 @@
 
 #include "ir/simplify.h"
 #include "codegen/llvm/emitter.h"
+#include "codegen/llvm/vector_math.h"
 #include "ir/error.h"
 
 namespace loom {
@@ -322,15 +323,20 @@ Val IREmitter::emit_call(const ExprNode& n) {
   if (name == "fabs") return intrinsic(llvm::Intrinsic::fabs);
   if (name == "floor") return intrinsic(llvm::Intrinsic::floor);
   if (name == "ceil") return intrinsic(llvm::Intrinsic::ceil);
-  if (name == "exp") return {math_call("expf", llvm::Intrinsic::exp, xs, vec), vec};
-  if (name == "log") return {math_call("logf", llvm::Intrinsic::log, xs, vec), vec};
-  if (name == "pow") return {math_call("powf", llvm::Intrinsic::pow, xs, vec), vec};
-  if (name == "tanh") return {math_call("tanhf", llvm::Intrinsic::not_intrinsic, xs, vec), vec};
-  if (name == "erf") return {math_call("erff", llvm::Intrinsic::not_intrinsic, xs, vec), vec};
-  if (name == "sigmoid") {
-    llvm::Value* one = llvm::ConstantFP::get(xs[0]->getType(), 1.0);
-    llvm::Value* e = math_call("expf", llvm::Intrinsic::exp, {b_.CreateFNeg(xs[0])}, vec);
-    return {b_.CreateFDiv(one, b_.CreateFAdd(one, e)), vec};
+  // Inline range reduction + polynomial (vector_math.h), the same code for
+  // scalars and vectors.
+  if (name == "exp") return {emit_exp(b_, xs[0]), vec};
+  if (name == "log") return {emit_log(b_, xs[0]), vec};
+  if (name == "tanh") return {emit_tanh(b_, xs[0]), vec};
+  if (name == "erf") return {emit_erf(b_, xs[0]), vec};
+  if (name == "sigmoid") return {emit_sigmoid(b_, xs[0]), vec};
+  if (name == "pow") {
+    const Expr& y = n.args[1];
+    llvm::Value* out = nullptr;
+    if (y->kind == ExprKind::kFloatImm && emit_pow_constant(b_, xs[0], y->float_value, &out)) return {out, vec};
+    if (y->kind == ExprKind::kIntImm && emit_pow_constant(b_, xs[0], static_cast<double>(y->int_value), &out))
+      return {out, vec};
+    return {math_call("powf", llvm::Intrinsic::pow, xs, vec), vec};
   }
   throw LoomError("LLVM backend: unknown math function " + name);
 }

@@ -56,7 +56,9 @@ struct JITState {
 };
 
 // glibc's libmvec (x86-64 vector ABI: b = SSE 4 lanes, d = AVX2 8 lanes,
-// e = AVX-512 16 lanes): vector expf/logf/powf/tanhf/erff for vector loops.
+// e = AVX-512 16 lanes): vector powf for vector loops (exp, log, tanh, erf
+// and sigmoid are emitted inline, vector_math.h; so is pow with a small
+// integer or half-integer exponent).
 void add_vector_math(JITState* st, llvm::orc::JITDylib& jd, const llvm::StringMap<bool>& host) {
   if (std::getenv("LOOM_NO_LIBMVEC")) return;
   void* lib = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -66,7 +68,7 @@ void add_vector_math(JITState* st, llvm::orc::JITDylib& jd, const llvm::StringMa
   if (host.lookup("avx512f")) isas.push_back("eN16");
   llvm::orc::SymbolMap syms;
   for (const auto& isa : isas) {
-    for (const char* fn : {"v_expf", "v_logf", "v_tanhf", "v_erff", "vv_powf"}) {
+    for (const char* fn : {"vv_powf"}) {
       std::string name = "_ZGV" + isa + fn;
       void* addr = dlsym(lib, name.c_str());
       if (!addr) continue;

@@ -12,8 +12,9 @@
 //    fused loops) become vector loads/stores, indices constant within a chunk
 //    scalar loads + broadcast, others gathers/scatters; guards and selects
 //    whose condition varies become masks (masked loads never touch inactive
-//    lanes). a*b+c becomes llvm.fmuladd (FMA). exp/log/pow/tanh/erf call
-//    glibc's libmvec when present. Loops that cannot be vectorized safely
+//    lanes). a*b+c becomes llvm.fmuladd (FMA). exp/log/tanh/erf/sigmoid
+//    and pow with a small constant exponent are inline code
+//    (vector_math.h); other pow calls glibc's libmvec when present. Loops that cannot be vectorized safely
 //    (a store several lanes would make to one element, an allocation inside,
 //    an inner vectorized loop) fall back to scalar loops.
 //  - Buffers: arguments are distinct (alias-scope metadata per buffer); temps
