@@ -33,10 +33,10 @@ struct CSourceOptions {
 std::string emit_c_source(const LoweredFunc& f, const CSourceOptions& opts = {});
 
 // The helper functions the expressions of to_c_expr call (loom_floordiv,
-// loom_mini, loom_sigmoidf, ...), for integers of `index_type`; each is
-// declared LOOM_HELPER, which the unit defines before them (C: static
-// inline; CUDA: __device__).
-std::string c_helper_functions(const std::string& index_type);
+// loom_mini, loom_sigmoidf, ...), on int64_t and float; each is declared
+// LOOM_HELPER, which the unit defines before them (C: static inline; CUDA:
+// __device__, with int64_t a typedef of its 32-bit index type).
+const char* c_helper_functions();
 
 // Name of the typed function in the emitted source; the packed entry point is
 // this name + "_packed".

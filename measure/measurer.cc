@@ -39,9 +39,10 @@ std::string bytes_text(double bytes) {
 
 void check_task_fits_memory(const Task& task, int64_t max_memory_mb) {
   if (!task.dag) return;
-  const double limit = max_memory_mb > 0
-                           ? static_cast<double>(max_memory_mb) * (1 << 20)
-                           : static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  if (max_memory_mb <= 0 && (pages <= 0 || page_size <= 0)) return;  // no limit known
+  const double limit = max_memory_mb > 0 ? static_cast<double>(max_memory_mb) * (1 << 20)
+                                         : static_cast<double>(pages) * static_cast<double>(page_size);
   const ComputeDAG& dag = *task.dag;
   double total = 0, largest = -1;
   std::string largest_name, largest_shape;
@@ -58,7 +59,7 @@ void check_task_fits_memory(const Task& task, int64_t max_memory_mb) {
   if (total <= limit) return;
   const std::string where = max_memory_mb > 0 ? " (measure.max_memory_mb)" : " (the machine's physical memory)";
   throw LoomError(task.description() + ": tensor " + largest_name + " [" + largest_shape + "] is " +
-                  bytes_text(largest) + "; the task's inputs and outputs need " + bytes_text(total) +
+                  bytes_text(largest) + "; the task's inputs and outputs need at least " + bytes_text(total) +
                   " in a worker, over its memory limit of " + bytes_text(limit) + where);
 }
 
@@ -182,7 +183,7 @@ std::vector<MeasureResult> Measurer::measure_steps(const Task& task,
   auto results = run_batch(in, opts_, worker_path_, impl_->slots, stats_);
   for (const auto& r : results)
     if (r.ok() && (best == 0 || r.median_s() < best)) best = r.median_s();
-  stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.wall_s = seconds_since(t0);
   return results;
 }
 

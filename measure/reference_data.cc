@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "ir/error.h"
+#include "measure/timing.h"
 
 namespace loom {
 
@@ -36,7 +37,7 @@ ReferenceData compute_reference(const Task& task, uint64_t seed) {
   ref.inputs = random_inputs(dag, seed);
   auto t0 = std::chrono::steady_clock::now();
   auto all = evaluate_reference(dag, ref.inputs);
-  ref.compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ref.compute_s = seconds_since(t0);
   for (const auto& out : dag.output_names()) ref.outputs[out] = std::move(all.at(out));
   return ref;
 }

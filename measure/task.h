@@ -15,13 +15,14 @@ namespace loom {
 struct Target {
   std::string kind = "cpu";  // cpu | cuda
   int threads = 1;           // cpu
-  std::string isa;           // cpu: avx512 | avx2 | sse4 ("" = the host's)
+  std::string isa;           // cpu: the vector width's name, avx512 | avx2 | sse4 ("" = the host's)
   std::string arch;          // cuda, e.g. sm_90
   static Target parse(const std::string& s);  // throws LoomError naming the bad part
   std::string to_string() const;
-  // Floats per vector register of a CPU target: the ISA's (avx512 16, avx2 8,
-  // sse4 4), or the host's without -isa. The sketch rules decide with it and
-  // the LLVM backend emits vectors of it (1 for cuda).
+  // Floats per vector of a CPU target: avx512 16, avx2 8, sse4 4, or the
+  // host's without -isa. The sketch rules decide with it and the LLVM backend
+  // emits vectors of it (1 for cuda); the code is still compiled for the
+  // host's CPU features.
   int vector_width() const;
 };
 

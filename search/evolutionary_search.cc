@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/lower.h"
+#include "measure/timing.h"
 #include "search/crossover.h"
 
 namespace loom {
@@ -96,7 +97,7 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
     for (size_t j = 0; j < unscored_at.size(); ++j) known_scores[keys[unscored_at[j]]] = fresh[j];
     std::vector<float> scores(population.size());
     for (size_t i = 0; i < population.size(); ++i) scores[i] = known_scores.at(keys[i]);
-    stats_.score_seconds += std::chrono::duration<double>(Clock::now() - ts).count();
+    stats_.score_seconds += seconds_since(ts);
     stats_.scored += static_cast<int>(unscored.size());
     stats_.population_total += static_cast<int>(population.size());
     keep_best(population, scores, keys);
@@ -149,7 +150,7 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
   std::vector<State> out;
   for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < num_out; ++i)
     out.push_back(ranked[i].second);
-  stats_.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  stats_.seconds = seconds_since(t0);
   return out;
 }
 

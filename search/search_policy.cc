@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "measure/timing.h"
+
 namespace loom {
 
 SketchTask make_sketch_task(const Task& task, const SketchSettings& settings) {
@@ -38,7 +40,7 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
         if (!measured_.count(key) && chosen.insert(key).second) out.push_back(std::move(s));
       }
     }
-    sample_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+    sample_seconds_ = seconds_since(t0);
     return out;
   }
   // Initial population: the best measured states, then fresh samples.
@@ -49,7 +51,7 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
   int n_fresh = std::max(settings_.population - n_measured, settings_.init_min_fresh);
   auto t0 = Clock::now();
   std::vector<State> fresh = sketch_policy_.sample(n_fresh, rng_);
-  sample_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  sample_seconds_ = seconds_since(t0);
   population.insert(population.end(), fresh.begin(), fresh.end());
 
   int n_random = static_cast<int>(n * settings_.eps_greedy);

@@ -32,7 +32,8 @@ struct Field {
   const char* doc;
 };
 
-// Every search setting, in the order of the docs table and the echo.
+// Every search setting, in the order of the docs table (the echo is a JSON
+// object: sorted by key).
 const std::vector<Field>& fields() {
   using S = SearchSettings;
   static const std::vector<Field> f = {

@@ -1,9 +1,9 @@
 // Settings of the search (evolutionary search + search policy loop + task
 // scheduler): one struct, and one table (search_settings.cc) of
-// {key, member, range, doc, default} that drives the strict parsing of the
-// config's "search" object (unknown keys are errors), the start-up echo
-// (to_json) and the documentation table (`loom config doc`, pasted into
-// experiments/README.md and checked against it by a test).
+// {key, member, range, doc} (defaults: the members' initializers) that drives
+// the strict parsing of the config's "search" object (unknown keys are
+// errors), the start-up echo (to_json) and the documentation table (`loom
+// config doc`, pasted into experiments/README.md and checked by a test).
 // Defaults follow the Ansor implementation unless noted.
 #pragma once
 

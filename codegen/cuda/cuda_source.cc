@@ -472,7 +472,7 @@ class KernelEmitter {
 }  // namespace
 
 const char* cuda_prelude() {
-  static const std::string prelude = std::string(kPrelude) + c_helper_functions("loom_idx") + cuda_allreduce_helpers();
+  static const std::string prelude = std::string(kPrelude) + c_helper_functions() + cuda_allreduce_helpers();
   return prelude.c_str();
 }
 

@@ -107,13 +107,10 @@ class IREmitter {
   Val emit_load(const ExprNode& n);
   Val convert(Val v, DType from, DType to);
   llvm::Value* widen(Val v);
-  // Lane-wise call of a scalar function `float f(float)` on a vector.
-  llvm::Value* scalarized_call(llvm::FunctionCallee fn, llvm::Value* vec);
-  // f(x) (or f(x, y)) for the libm function `name` ("powf"):
-  // scalar -> intrinsic or libm call; vector -> libmvec call when available,
-  // else the intrinsic (LLVM scalarizes it) or a lane-wise libm call.
-  llvm::Value* math_call(const std::string& name, llvm::Intrinsic::ID intrinsic,
-                         const std::vector<llvm::Value*>& xs, bool vec);
+  // pow(x, y) of an exponent vector_math.h has no inline form for: glibc's
+  // vector powf (libmvec) in a vector loop when the JIT has it, else
+  // llvm.pow (powf per lane).
+  llvm::Value* pow_call(const std::vector<llvm::Value*>& xs, bool vec);
   llvm::Type* type_of(DType t);
 
   // ---- buffers

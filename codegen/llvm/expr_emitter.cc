@@ -260,47 +260,24 @@ Val IREmitter::emit_cast(const ExprNode& n) {
   return convert(emit(n.args[0]), n.args[0]->dtype, n.dtype);
 }
 
-llvm::Value* IREmitter::scalarized_call(llvm::FunctionCallee fn, llvm::Value* vec) {
-  llvm::Value* out = llvm::UndefValue::get(vec->getType());
-  for (int i = 0; i < vec_->width; ++i) {
-    llvm::Value* x = b_.CreateExtractElement(vec, b_.getInt64(i));
-    out = b_.CreateInsertElement(out, b_.CreateCall(fn, {x}), b_.getInt64(i));
-  }
-  return out;
-}
-
-llvm::Value* IREmitter::math_call(const std::string& name, llvm::Intrinsic::ID intrinsic,
-                                  const std::vector<llvm::Value*>& xs, bool vec) {
-  auto mark_pure = [](llvm::FunctionCallee fn) {
-    if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
-      f->setDoesNotThrow();
-      f->setDoesNotAccessMemory();  // errno is ignored
-      f->setWillReturn();
-    }
-  };
+llvm::Value* IREmitter::pow_call(const std::vector<llvm::Value*>& xs, bool vec) {
   if (vec) {
-    int w = vec_->width;
+    const int w = vec_->width;
     const char* isa = w == 16 ? "e" : w == 8 ? "d" : w == 4 ? "b" : nullptr;
-    if (isa) {
-      std::string sym = std::string("_ZGV") + isa + "N" + std::to_string(w) +
-                        std::string(xs.size(), 'v') + "_" + name;
-      if (opts_.vector_math.count(sym)) {
-        std::vector<llvm::Type*> params(xs.size(), xs[0]->getType());
-        auto* fty = llvm::FunctionType::get(xs[0]->getType(), params, false);
-        llvm::FunctionCallee fn = m_.getOrInsertFunction(sym, fty);
-        mark_pure(fn);
-        return b_.CreateCall(fn, xs);
+    const std::string sym = isa ? std::string("_ZGV") + isa + "N" + std::to_string(w) + "vv_powf" : "";
+    if (isa && opts_.vector_math.count(sym)) {
+      auto* fty = llvm::FunctionType::get(xs[0]->getType(), {xs[0]->getType(), xs[1]->getType()}, false);
+      llvm::FunctionCallee fn = m_.getOrInsertFunction(sym, fty);
+      if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+        f->setDoesNotThrow();
+        f->setDoesNotAccessMemory();  // errno is ignored
+        f->setWillReturn();
       }
+      return b_.CreateCall(fn, xs);
     }
   }
-  if (intrinsic != llvm::Intrinsic::not_intrinsic) {
-    return b_.CreateIntrinsic(intrinsic, {xs[0]->getType()}, xs);
-  }
-  auto* fty = llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy()}, false);
-  llvm::FunctionCallee fn = m_.getOrInsertFunction(name, fty);
-  mark_pure(fn);
-  if (vec) return scalarized_call(fn, xs[0]);
-  return b_.CreateCall(fn, {xs[0]});
+  // llvm.pow: a powf call per lane (LLVM scalarizes a vector one).
+  return b_.CreateIntrinsic(llvm::Intrinsic::pow, {xs[0]->getType()}, xs);
 }
 
 Val IREmitter::emit_call(const ExprNode& n) {
@@ -336,7 +313,7 @@ Val IREmitter::emit_call(const ExprNode& n) {
     if (y->kind == ExprKind::kFloatImm && emit_pow_constant(b_, xs[0], y->float_value, &out)) return {out, vec};
     if (y->kind == ExprKind::kIntImm && emit_pow_constant(b_, xs[0], static_cast<double>(y->int_value), &out))
       return {out, vec};
-    return {math_call("powf", llvm::Intrinsic::pow, xs, vec), vec};
+    return {pow_call(xs, vec), vec};
   }
   throw LoomError("LLVM backend: unknown math function " + name);
 }

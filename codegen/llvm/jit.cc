@@ -2,7 +2,7 @@
 //
 // One LLJIT per process. Every kernel is its own module with a unique entry
 // name, added under its own ResourceTracker so its code is freed when the
-// CompiledKernel dies. Runtime symbols (loom_parallel_for, libm, allocation)
+// CompiledKernel dies. Runtime symbols (loom_parallel_for, powf, allocation)
 // are defined as absolute symbols; anything else LLVM emits calls to (memset,
 // memcpy) resolves through the process.
 #include <llvm/Analysis/CGSCCPassManager.h>
@@ -123,10 +123,6 @@ JITState* create_state() {
   };
   llvm::orc::SymbolMap runtime;
   runtime.insert(sym("loom_parallel_for", reinterpret_cast<const void*>(&loom_parallel_for)));
-  runtime.insert(sym("expf", reinterpret_cast<const void*>(static_cast<float (*)(float)>(&::expf))));
-  runtime.insert(sym("logf", reinterpret_cast<const void*>(static_cast<float (*)(float)>(&::logf))));
-  runtime.insert(sym("tanhf", reinterpret_cast<const void*>(static_cast<float (*)(float)>(&::tanhf))));
-  runtime.insert(sym("erff", reinterpret_cast<const void*>(static_cast<float (*)(float)>(&::erff))));
   runtime.insert(sym("powf", reinterpret_cast<const void*>(
                                  static_cast<float (*)(float, float)>(&::powf))));
   runtime.insert(sym("aligned_alloc", reinterpret_cast<const void*>(&::aligned_alloc)));

@@ -169,25 +169,35 @@ llvm::Value* emit_erf(llvm::IRBuilder<>& b, llvm::Value* x) {
 
 bool emit_pow_constant(llvm::IRBuilder<>& b, llvm::Value* x, double y, llvm::Value** out) {
   const double twice = 2 * y;
-  if (!(std::fabs(y) <= 4) || twice != std::floor(twice)) return false;
+  // Inline: y in 0..4 by halves, -1 and -0.5. A larger negative power of a
+  // small x overflows before its inverse is taken (and of a large x, the
+  // inverse underflows before the power): those go to powf.
+  if (!(y >= -1 && y <= 4) || twice != std::floor(twice)) return false;
   Math m(b, x);
+  const double inf = std::numeric_limits<double>::infinity();
+  if (y == -1) {
+    *out = m.div(m.c(1.0), x);
+    return true;
+  }
   const bool half = std::fmod(std::fabs(twice), 2.0) == 1.0;
   int64_t n = static_cast<int64_t>(std::floor(std::fabs(y)));
-  // x^n by repeated squaring (at most 3 products, each rounded once); with a
-  // half, times sqrt(x), which powf makes +0 at -0 and +inf at -inf.
-  llvm::Value* result = m.c(1.0);
+  // sqrt(x) |x|^n for a half-integer (powf's +0 at -0 and +inf at -inf;
+  // negative x is NaN through the root), x^n otherwise, by repeated
+  // squaring: at most 3 products, each rounded once.
+  llvm::Value* base = x;
+  llvm::Value* result = nullptr;
   if (half) {
-    const double inf = std::numeric_limits<double>::infinity();
+    base = m.un(llvm::Intrinsic::fabs, x);
     result = m.un(llvm::Intrinsic::sqrt, x);
     result = m.sel(b.CreateFCmpOEQ(x, m.c(0.0)), m.c(0.0), result);
     result = m.sel(b.CreateFCmpOEQ(x, m.c(-inf)), m.c(inf), result);
   }
-  llvm::Value* square = x;
   for (; n > 0; n >>= 1) {
-    if (n & 1) result = m.mul(result, square);
-    if (n > 1) square = m.mul(square, square);
+    if (n & 1) result = result ? m.mul(result, base) : base;
+    if (n > 1) base = m.mul(base, base);
   }
-  if (y < 0) result = m.div(m.c(1.0), result);
+  if (!result) result = m.c(1.0);
+  if (y < 0) result = m.div(m.c(1.0), result);  // y = -0.5
   *out = result;
   return true;
 }

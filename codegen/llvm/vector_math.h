@@ -17,9 +17,9 @@ llvm::Value* emit_log(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emit_sigmoid(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emit_erf(llvm::IRBuilder<>& b, llvm::Value* x);
-// x^y for a constant y that is an integer or a half-integer with |y| <= 4
-// (x*x*x, 1/sqrt(x), ...: products of x, its square and its square root);
-// false for other exponents (the caller uses powf).
+// x^y for a constant y in 0, 0.5, 1, ..., 4 or y = -1, -0.5 (x*x*x, 1/x,
+// 1/sqrt(x), ...: products of x, its square and its square root); false for
+// other exponents (the caller uses powf).
 bool emit_pow_constant(llvm::IRBuilder<>& b, llvm::Value* x, double y, llvm::Value** out);
 
 }  // namespace llvm_backend

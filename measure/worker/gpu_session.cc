@@ -6,8 +6,6 @@
 #include "codegen/cuda/cuda_runner.h"
 #include "codegen/cuda/nvrtc.h"
 #include "ir/error.h"
-#include "ir/lower.h"
-#include "ir/state.h"
 #include "measure/timing.h"
 #include "measure/worker/replies.h"
 

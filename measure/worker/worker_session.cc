@@ -7,8 +7,6 @@
 #include <new>
 
 #include "ir/error.h"
-#include "ir/lower.h"
-#include "ir/state.h"
 #include "measure/timing.h"
 #include "measure/worker/replies.h"
 

@@ -91,12 +91,6 @@ TEST(Config, SearchSettingsEchoEveryKeyTheyParse) {
   nlohmann::json echo = SearchSettings().to_json();
   EXPECT_EQ(SearchSettings::from_json(echo).to_json(), echo);
 }
-TEST(Config, SearchSettingsDocumentEveryKeyTheyEcho) {
-  const std::string table = SearchSettings::doc_table();
-  const nlohmann::json echo = SearchSettings().to_json();
-  for (const auto& [key, value] : echo.items())
-    EXPECT_NE(table.find("| `search." + key + "` |"), std::string::npos) << key;
-}
 // experiments/README.md holds the table `loom config doc` prints, verbatim.
 TEST(Config, ReadmeSearchSettingsTableIsTheGeneratedOne) {
   std::ifstream in(source_dir() / "experiments" / "README.md");
