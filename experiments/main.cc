@@ -42,6 +42,13 @@ const Verb kVerbs[] = {
      "print the sketches of a task (derivation rules, before random annotation) as loop nests", sketches_verb},
     {"sample", "loom sample FILE.json -n N [--seed S] [--threads N] [--no-ir] [--time]",
      "print N random programs of a task, check each (LLVM) against the reference, optionally time them", sample_verb},
+    {"network",
+     "loom network import MODEL.onnx OUT.json\n"
+     "             loom network tasks MODEL [--json] [--config OUT.json [--threads N] [--trials N]]\n"
+     "             loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check] [--torch FILE.pt | --no-torch]",
+     "a whole model (ONNX or graph JSON): convert it, list its fused tasks with weights, run it end to end "
+     "(against PyTorch)",
+     network_verb},
 };
 
 int help() {

@@ -36,6 +36,7 @@ int export_verb(const Args& args);
 int costmodel_verb(const Args& args);
 int sketches_verb(const Args& args);
 int sample_verb(const Args& args);
+int network_verb(const Args& args);
 int costmodel_collect(const Args& args);  // `loom costmodel collect` (costmodel_collect.cc)
 
 }  // namespace loom::cli

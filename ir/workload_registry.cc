@@ -115,7 +115,7 @@ int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
 }
 
 Tensor pad_tensor(const Tensor& X, const std::vector<int64_t>& before,
-                  const std::vector<int64_t>& after, const std::string& name) {
+                  const std::vector<int64_t>& after, const std::string& name, float value) {
   const auto& shape = X.shape();
   bool any = false;
   std::vector<int64_t> out_shape(shape.size());
@@ -138,7 +138,7 @@ Tensor pad_tensor(const Tensor& X, const std::vector<int64_t>& before,
           cond = cond.defined() ? (cond && c) : c;
           idx.push_back(v[d] - Expr(before[d]));
         }
-        return select(cond, X(idx), Expr(0.0f));
+        return select(cond, X(idx), Expr(value));
       },
       name);
 }

@@ -63,11 +63,11 @@ int64_t get(const WorkloadParams& p, const std::string& key);
 // Output extent of a sliding window; throws LoomError naming `what` if < 1.
 int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
                       int64_t dilation, const std::string& what);
-// Zero padding of the dims of X with before[d]/after[d] > 0 as a separate
-// stage `name` (select on the in-bounds condition). Returns X itself when no
-// padding is needed.
+// Padding of the dims of X with before[d]/after[d] > 0 as a separate stage
+// `name` (select on the in-bounds condition), `value` outside. Returns X
+// itself when no padding is needed.
 Tensor pad_tensor(const Tensor& X, const std::vector<int64_t>& before,
-                  const std::vector<int64_t>& after, const std::string& name);
+                  const std::vector<int64_t>& after, const std::string& name, float value = 0.0f);
 void require_divisible(const WorkloadParams& p, const std::string& a, const std::string& b);
 
 void register_matmul_workloads(std::vector<WorkloadInfo>& out);

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "codegen/host_cpu.h"
+#include "graph/tasks.h"
 #include "ir/error.h"
 #include "ir/workload_registry.h"
 
@@ -61,8 +62,21 @@ int Target::vector_width() const {
 }
 
 Task Task::make(const std::string& workload, const nlohmann::json& params, const Target& target) {
+  if (workload == kSubgraphWorkload) {
+    Task t;
+    t.workload = workload;
+    t.params = params;
+    t.target = target;
+    try {
+      t.dag = std::make_shared<const ComputeDAG>(graph::subgraph_dag(params));
+    } catch (const LoomError& e) {
+      throw LoomError(std::string("params.") + e.what());
+    }
+    return t;
+  }
   const WorkloadInfo* info = find_workload(workload);
-  if (!info) throw LoomError("unknown workload '" + workload + "' (known: " + workload_names() + ")");
+  if (!info)
+    throw LoomError("unknown workload '" + workload + "' (known: " + workload_names() + ", " + kSubgraphWorkload + ")");
   Task t;
   t.workload = workload;
   WorkloadParams resolved = resolve_params(*info, params);
@@ -114,6 +128,7 @@ Task Task::from_json(const nlohmann::json& j, const std::string& path) {
 std::string Task::key() const { return to_json().dump(); }
 
 std::string Task::description() const {
+  if (workload == kSubgraphWorkload) return std::string(kSubgraphWorkload) + " " + graph::subgraph_summary(params);
   std::string s = workload;
   for (const auto& [k, v] : params.items()) s += " " + k + "=" + v.dump();
   return s;

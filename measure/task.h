@@ -26,6 +26,10 @@ struct Target {
   int vector_width() const;
 };
 
+// The workload of a network's fused subgraph: its params are the subgraph's
+// self-contained JSON form (graph/tasks.h), not registry parameters.
+inline constexpr const char* kSubgraphWorkload = "subgraph";
+
 struct Task {
   std::string workload;
   nlohmann::json params;  // fully resolved (defaults filled in)

@@ -10,6 +10,7 @@ packages=(
   llvm-14-dev zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
   libdnnl-dev ocl-icd-opencl-dev libopenblas-dev
   libtorch-dev libxgboost-dev
+  libonnx-dev libonnx-testdata python3-onnx python3-torch python3-torchvision
   python3-matplotlib
 )
 missing=()

@@ -7,22 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/experiments/loom_cli.h"
+
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result run_loom(const std::string& args) {
-  std::string cmd = std::string(LOOM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using Result = loom::testing::CliResult;
+using loom::testing::run_loom;
 
 std::string write_file(const std::string& name, const std::string& text) {
   auto p = std::filesystem::temp_directory_path() / ("loom_cli_" + std::to_string(getpid()) + "_" + name);

@@ -1,0 +1,279 @@
+// loom network import|tasks|run: a whole model (ONNX or Loom's graph JSON).
+//
+//   loom network import MODEL.onnx OUT.json    Loom's graph JSON (+ OUT.bin weights)
+//   loom network tasks MODEL [--json] [--config OUT.json [--threads N] [--trials N]]
+//     the fused subgraphs as tasks with weights; --config writes a tuning
+//     config of them for `loom tune` (its log then feeds `network run --log`)
+//   loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check]
+//                    [--torch FILE.pt | --no-torch]
+//     runs the network from one kernel per task (tuned ones from LOG, default
+//     schedules otherwise); with a TorchScript file of the same model
+//     (MODEL's stem + ".pt" when it exists, or --torch) PyTorch runs in the
+//     same rounds, interleaved, and --check compares the outputs with it;
+//     without one --check compares with Loom's reference interpreter.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "codegen/llvm/llvm_jit.h"
+#include "experiments/baselines/pytorch_network.h"
+#include "experiments/verbs.h"
+#include "graph/executor/executor.h"
+#include "graph/interpreter.h"
+#include "graph/tasks.h"
+#include "ir/error.h"
+#include "measure/task.h"
+#include "measure/timing.h"
+
+namespace loom::cli {
+
+namespace {
+
+using graph::Graph;
+using graph::Values;
+
+int import_verb(const Args& a) {
+  if (a.size() != 2) throw LoomError("usage: loom network import MODEL OUT.json");
+  Graph g = graph::load_graph(a[0]);
+  graph::save_graph(g, a[1]);
+  std::printf("%s: %zu inputs, %zu nodes, %zu constants -> %s\n", a[0].c_str(), g.inputs.size(), g.nodes.size(),
+              g.constants.size(), a[1].c_str());
+  return kExitOk;
+}
+
+std::string input_shapes(const nlohmann::json& subgraph) {
+  std::string s;
+  for (const auto& in : subgraph["inputs"]) {
+    graph::Shape shape = in["shape"].get<graph::Shape>();
+    s += (s.empty() ? "" : ", ") + graph::shape_string(shape) + (in.value("constant", false) ? "*" : "");
+  }
+  return s;
+}
+
+// A tuning config of the network's tasks, weighted by their occurrences.
+void write_config(const std::string& path, const std::string& model, const graph::NetworkTasks& nt, int threads,
+                  int trials) {
+  std::string name = model.substr(model.find_last_of('/') + 1);
+  name = name.substr(0, name.find('.'));
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const auto& t : nt.tasks)
+    tasks.push_back({{"workload", kSubgraphWorkload}, {"params", t.subgraph}, {"weight", t.weight}});
+  nlohmann::json config = {{"name", name},
+                           {"comment", "the fused subgraphs of " + model + " (loom network tasks --config)"},
+                           {"target", "cpu -threads=" + std::to_string(threads)},
+                           {"tasks", tasks},
+                           {"search", {{"num_trials", trials}}},
+                           {"baselines", nlohmann::json::array()}};
+  std::ofstream out(path);
+  out << config.dump(1) << "\n";
+  if (!out) throw LoomError("cannot write " + path);
+  std::printf("wrote %s: %zu tasks, %d trials in all, target cpu -threads=%d\n", path.c_str(), nt.tasks.size(), trials,
+              threads);
+}
+
+int tasks_verb(const Args& a) {
+  std::string model, config;
+  bool json = false;
+  int threads = 1, trials = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == "--json") {
+      json = true;
+    } else if (a[i] == "--config") {
+      if (i + 1 >= a.size()) throw LoomError("--config needs a file");
+      config = a[++i];
+    } else if (a[i] == "--threads") {
+      threads = int_flag(a, i, "--threads");
+    } else if (a[i] == "--trials") {
+      trials = int_flag(a, i, "--trials");
+    } else if (!a[i].empty() && a[i][0] == '-') {
+      throw LoomError("unknown option " + a[i]);
+    } else if (model.empty()) {
+      model = a[i];
+    } else {
+      throw LoomError("network tasks takes one MODEL");
+    }
+  }
+  if (model.empty()) throw LoomError("usage: loom network tasks MODEL [--json] [--config OUT.json]");
+  Graph g = graph::load_graph(model);
+  graph::NetworkTasks nt = graph::extract_tasks(g);
+  const double total = nt.total_flops();
+  if (!config.empty()) {
+    // Ansor's budget for a network: about 64 trials per task by default.
+    write_config(config, model, nt, threads, trials > 0 ? trials : 64 * static_cast<int>(nt.tasks.size()));
+    return kExitOk;
+  }
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& t : nt.tasks)
+      out.push_back({{"workload", kSubgraphWorkload}, {"params", t.subgraph}, {"weight", t.weight}, {"flops", t.flops}});
+    std::printf("%s\n", out.dump(1).c_str());
+    return kExitOk;
+  }
+  std::printf("%s: %zu nodes after the passes (%zu before), %zu fused subgraphs, %zu distinct tasks, %.3f GFLOP\n",
+              model.c_str(), nt.graph.nodes.size(), g.nodes.size(), nt.groups.size(), nt.tasks.size(), total / 1e9);
+  std::printf("%4s  %-40s %9s %6s %7s  %s\n", "task", "subgraph (output shape)", "MFLOP", "weight", "share", "inputs (* constant)");
+  for (size_t i = 0; i < nt.tasks.size(); ++i) {
+    const auto& t = nt.tasks[i];
+    std::printf("%4zu  %-40s %9.2f %6d %6.2f%%  %s\n", i, graph::subgraph_summary(t.subgraph).c_str(), t.flops / 1e6,
+                t.weight, total > 0 ? 100.0 * t.flops * t.weight / total : 0.0, input_shapes(t.subgraph).c_str());
+  }
+  return kExitOk;
+}
+
+// |got - expected| <= tol * (|expected| + max|expected|): relative to the
+// output's scale, since a deep network's small outputs carry the absolute
+// error of its large ones.
+struct Agreement {
+  double max_abs = 0, scale = 0;
+  bool ok = true;
+};
+Agreement agree(const std::vector<float>& got, const std::vector<float>& expected, double tol) {
+  Agreement r;
+  if (got.size() != expected.size()) {
+    r.ok = false;
+    return r;
+  }
+  for (float e : expected) r.scale = std::max(r.scale, static_cast<double>(std::fabs(e)));
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(got[i]) - expected[i]);
+    if (!(d <= tol * (std::fabs(expected[i]) + r.scale))) r.ok = false;
+    r.max_abs = std::max(r.max_abs, std::isnan(d) ? INFINITY : d);
+  }
+  return r;
+}
+
+std::string torch_file_for(const std::string& model) {
+  const size_t dot = model.find_last_of('.');
+  const std::string pt = (dot == std::string::npos ? model : model.substr(0, dot)) + ".pt";
+  return std::ifstream(pt).good() ? pt : "";
+}
+
+int run_network_verb(const Args& a) {
+  std::string model, torch_path;
+  graph::ExecutorOptions opts;
+  bool check = false, no_torch = false;
+  int rounds = 10;
+  double tol = 1e-3;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == "--log") {
+      if (i + 1 >= a.size()) throw LoomError("--log needs a file");
+      opts.log = a[++i];
+    } else if (a[i] == "--threads") {
+      opts.threads = int_flag(a, i, "--threads");
+    } else if (a[i] == "--rounds") {
+      rounds = int_flag(a, i, "--rounds");
+    } else if (a[i] == "--check") {
+      check = true;
+    } else if (a[i] == "--torch") {
+      if (i + 1 >= a.size()) throw LoomError("--torch needs a TorchScript file");
+      torch_path = a[++i];
+    } else if (a[i] == "--no-torch") {
+      no_torch = true;
+    } else if (!a[i].empty() && a[i][0] == '-') {
+      throw LoomError("unknown option " + a[i]);
+    } else if (model.empty()) {
+      model = a[i];
+    } else {
+      throw LoomError("network run takes one MODEL");
+    }
+  }
+  if (model.empty()) throw LoomError("usage: loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check]");
+  if (torch_path.empty() && !no_torch) torch_path = torch_file_for(model);
+
+  Graph g = graph::load_graph(model);
+  auto t0 = std::chrono::steady_clock::now();
+  graph::NetworkExecutor ex(g, opts);
+  int tuned = 0;
+  double compile_s = 0;
+  for (const auto& k : ex.kernels()) {
+    tuned += k.tuned;
+    compile_s += k.compile_s;
+  }
+  std::string cpu = llvm_host_cpu_description();
+  std::printf("%s: %zu fused subgraphs, %zu tasks (%d tuned from the log, %zu default schedules), compiled in %.1f s "
+              "(LLVM %.1f s); %d thread%s on %s\n",
+              model.c_str(), ex.tasks().groups.size(), ex.tasks().tasks.size(), tuned, ex.tasks().tasks.size() - tuned,
+              seconds_since(t0), compile_s, opts.threads, opts.threads == 1 ? "" : "s",
+              cpu.substr(0, cpu.find(' ')).c_str());
+  std::printf("memory plan: intermediates %.1f MB in reused buffers (%.1f MB without reuse)\n",
+              ex.planned_bytes() / 1e6, ex.unplanned_bytes() / 1e6);
+
+  Values inputs = graph::random_graph_inputs(g, 1);
+  std::unique_ptr<PyTorchNetwork> torch;
+  std::vector<TorchTensor> torch_inputs;
+  if (!torch_path.empty()) {
+    torch = std::make_unique<PyTorchNetwork>(torch_path, opts.threads);
+    for (const auto& in : g.inputs) torch_inputs.push_back({in.shape, inputs.at(in.name)});
+  }
+
+  // Rounds of one Loom run and one PyTorch run, alternating (the machine is
+  // shared: a round's two runs see the same load).
+  Values out;
+  std::vector<TorchTensor> torch_out;
+  std::vector<double> loom_s, torch_s, ratio;
+  out = ex.run(inputs);  // warm-up
+  if (torch) torch_out = torch->run(torch_inputs);
+  for (int r = 0; r < rounds; ++r) {
+    auto t = std::chrono::steady_clock::now();
+    out = ex.run(inputs);
+    loom_s.push_back(seconds_since(t));
+    if (torch) {
+      wait_for_idle_threads();
+      t = std::chrono::steady_clock::now();
+      torch_out = torch->run(torch_inputs);
+      torch_s.push_back(seconds_since(t));
+      ratio.push_back(torch_s.back() / loom_s.back());
+      wait_for_idle_threads();
+    }
+  }
+  std::printf("Loom    median %.3f ms over %d rounds\n", median(loom_s) * 1e3, rounds);
+  if (torch)
+    std::printf("PyTorch median %.3f ms (%s, optimize_for_inference); Loom runs at %.2fx PyTorch's speed "
+                "(median of per-round ratios)\n",
+                median(torch_s) * 1e3, torch_path.c_str(), median(ratio));
+
+  if (!check) return kExitOk;
+  std::vector<std::vector<float>> expected;
+  std::string against;
+  if (torch) {
+    std::vector<TorchTensor> ref = torch->run_reference(torch_inputs);
+    if (ref.size() != g.outputs.size())
+      throw LoomError("the TorchScript model has " + std::to_string(ref.size()) + " outputs, the graph " +
+                      std::to_string(g.outputs.size()));
+    for (size_t i = 0; i < ref.size(); ++i) {
+      expected.push_back(ref[i].data);
+      // The timed baseline must compute what the reference does.
+      Agreement opt = agree(torch_out[i].data, ref[i].data, tol);
+      if (!opt.ok)
+        std::printf("warning: PyTorch's optimize_for_inference module disagrees with its frozen module on %s "
+                    "(max |error| %.3g): its time is not of a correct program\n",
+                    g.outputs[i].c_str(), opt.max_abs);
+    }
+    against = "PyTorch (the frozen module)";
+  } else {
+    Values ref = graph::interpret(g, inputs);
+    for (const auto& o : g.outputs) expected.push_back(ref.at(o));
+    against = "the reference interpreter";
+  }
+  bool ok = true;
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    Agreement r = agree(out.at(g.outputs[i]), expected[i], tol);
+    std::printf("check %s against %s: %s (max |error| %.3g, output scale %.3g, tolerance %.0e x (|expected| + scale))\n",
+                g.outputs[i].c_str(), against.c_str(), r.ok ? "match" : "MISMATCH", r.max_abs, r.scale, tol);
+    ok = ok && r.ok;
+  }
+  return ok ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+int network_verb(const Args& args) {
+  if (args.empty()) throw LoomError("usage: loom network import|tasks|run ...");
+  Args rest(args.begin() + 1, args.end());
+  if (args[0] == "import") return import_verb(rest);
+  if (args[0] == "tasks") return tasks_verb(rest);
+  if (args[0] == "run") return run_network_verb(rest);
+  throw LoomError("network: unknown subcommand '" + args[0] + "' (expected import, tasks or run)");
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,156 @@
+#include "graph/executor/executor.h"
+
+#include <algorithm>
+#include <map>
+
+#include "codegen/llvm/llvm_jit.h"
+#include "graph/executor/default_schedule.h"
+#include "ir/error.h"
+#include "ir/lower.h"
+#include "measure/records.h"
+#include "measure/task.h"
+
+namespace loom::graph {
+
+namespace {
+
+// Where a value lives while the network runs.
+struct Location {
+  enum Kind { kInput, kConstant, kBuffer } kind = kBuffer;
+  int buffer = -1;  // kBuffer
+};
+
+}  // namespace
+
+struct NetworkExecutor::Impl {
+  struct Kernel {
+    std::unique_ptr<CompiledKernel> fn;
+    std::vector<int> arg_inputs;  // per argument: the group input it is, or -1 for the output
+  };
+  std::vector<Kernel> kernels;                  // per task
+  std::vector<std::vector<float>> buffers;      // the memory plan's buffers
+  std::vector<int> group_buffer;                // per group, its output's buffer
+  std::map<std::string, Location> where;
+};
+
+NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
+    : impl_(std::make_unique<Impl>()), tasks_(extract_tasks(g)) {
+  std::vector<MeasureRecord> records;
+  if (!opts.log.empty()) records = load_records(opts.log);
+  Target target;
+  target.threads = opts.threads;
+  const int width = opts.vector_width > 0 ? opts.vector_width : target.vector_width();
+
+  for (size_t t = 0; t < tasks_.tasks.size(); ++t) {
+    const NetworkTask& nt = tasks_.tasks[t];
+    const std::string what = "task " + std::to_string(t) + " (" + subgraph_summary(nt.subgraph) + ")";
+    KernelSummary summary;
+    summary.task = static_cast<int>(t);
+    Impl::Kernel k;
+    try {
+      Task task = Task::make(kSubgraphWorkload, nt.subgraph, target);
+      State state;
+      ProgramCost best = records.empty() ? ProgramCost{} : best_program(records, task.key());
+      if (best.record) {
+        state = State::from_json(task.dag, best.record->steps);
+        summary.tuned = true;
+      } else {
+        state = default_schedule(task.dag, opts.threads, width);
+      }
+      LoweredFunc f = lower(state);
+      LLVMCompileOptions copts;
+      copts.num_threads = opts.threads;
+      copts.vector_width = width;
+      k.fn = compile_llvm(f, copts);
+      summary.compile_s = k.fn->compile_seconds();
+      const auto& inputs = task.dag->input_names();
+      for (const auto& arg : f.args) {
+        auto it = std::find(inputs.begin(), inputs.end(), arg.name);
+        k.arg_inputs.push_back(it == inputs.end() ? -1 : static_cast<int>(it - inputs.begin()));
+      }
+    } catch (const LoomError& e) {
+      throw LoomError(what + ": " + e.what());
+    }
+    impl_->kernels.push_back(std::move(k));
+    summaries_.push_back(summary);
+  }
+
+  // The memory plan: a group's output takes the smallest free buffer that
+  // holds it; a buffer is free again once the last group reading its value
+  // has run. Graph outputs keep buffers of their own.
+  const Graph& net = tasks_.graph;
+  for (const auto& in : net.inputs) impl_->where[in.name] = {Location::kInput, -1};
+  for (const auto& [name, c] : net.constants) impl_->where[name] = {Location::kConstant, -1};
+  std::map<std::string, size_t> last_use;
+  for (size_t gi = 0; gi < tasks_.groups.size(); ++gi)
+    for (const auto& v : tasks_.group_inputs[gi]) last_use[v] = gi;
+  std::vector<int> free_buffers;
+  for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
+    const std::string& out = tasks_.groups[gi].output(net);
+    const size_t n = static_cast<size_t>(num_elements(net.shape(out)));
+    unplanned_bytes_ += static_cast<int64_t>(n * sizeof(float));
+    const bool graph_output = std::count(net.outputs.begin(), net.outputs.end(), out) > 0;
+    int buf = -1;
+    if (!graph_output) {
+      for (int b : free_buffers)
+        if (impl_->buffers[b].size() >= n && (buf < 0 || impl_->buffers[b].size() < impl_->buffers[buf].size())) buf = b;
+    }
+    if (buf >= 0) {
+      free_buffers.erase(std::find(free_buffers.begin(), free_buffers.end(), buf));
+    } else {
+      buf = static_cast<int>(impl_->buffers.size());
+      impl_->buffers.emplace_back(n);
+      if (!graph_output) planned_bytes_ += static_cast<int64_t>(n * sizeof(float));
+    }
+    impl_->group_buffer.push_back(buf);
+    impl_->where[out] = {Location::kBuffer, buf};
+    for (const auto& v : tasks_.group_inputs[gi]) {
+      const Location& loc = impl_->where.at(v);
+      const bool is_output = std::count(net.outputs.begin(), net.outputs.end(), v) > 0;
+      if (loc.kind == Location::kBuffer && last_use.at(v) == gi && !is_output &&
+          std::find(free_buffers.begin(), free_buffers.end(), loc.buffer) == free_buffers.end())
+        free_buffers.push_back(loc.buffer);
+    }
+  }
+}
+
+NetworkExecutor::~NetworkExecutor() = default;
+
+Values NetworkExecutor::run(const Values& inputs) {
+  const Graph& net = tasks_.graph;
+  std::map<std::string, float*> input_ptr;
+  for (const auto& in : net.inputs) {
+    auto it = inputs.find(in.name);
+    if (it == inputs.end()) throw LoomError("input '" + in.name + "': no value given");
+    if (static_cast<int64_t>(it->second.size()) != num_elements(in.shape))
+      throw LoomError("input '" + in.name + "': " + std::to_string(it->second.size()) + " values for shape " +
+                      shape_string(in.shape));
+    // Kernels never write their inputs.
+    input_ptr[in.name] = const_cast<float*>(it->second.data());
+  }
+  auto pointer = [&](const std::string& v) -> float* {
+    const Location& loc = impl_->where.at(v);
+    switch (loc.kind) {
+      case Location::kInput: return input_ptr.at(v);
+      case Location::kConstant: return const_cast<float*>(net.constants.at(v).data.data());
+      case Location::kBuffer: return impl_->buffers[loc.buffer].data();
+    }
+    return nullptr;
+  };
+  std::vector<float*> args;
+  for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
+    const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
+    args.clear();
+    for (int a : k.arg_inputs)
+      args.push_back(a < 0 ? impl_->buffers[impl_->group_buffer[gi]].data() : pointer(tasks_.group_inputs[gi][a]));
+    k.fn->run(args.data());
+  }
+  Values out;
+  for (const auto& o : net.outputs) {
+    const float* p = pointer(o);
+    out[o].assign(p, p + num_elements(net.shape(o)));
+  }
+  return out;
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,60 @@
+// Runs a whole network on the CPU from one compiled kernel per fused group:
+// each task's best program in a records log, or its default schedule
+// (graph/executor/default_schedule.h) when the log has none. Intermediate
+// values live in buffers reused once their last reader has run (the memory
+// plan); graph inputs and constants are read in place.
+//
+//   NetworkExecutor ex(graph, {.threads = 2, .log = "resnet.log"});
+//   Values out = ex.run({{"input", data}});
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/interpreter.h"
+#include "graph/tasks.h"
+
+namespace loom::graph {
+
+struct ExecutorOptions {
+  int threads = 1;
+  std::string log;       // records log with tuned programs; "" = default schedules only
+  int vector_width = 0;  // floats per vector; 0 = the host's
+};
+
+struct KernelSummary {
+  int task = -1;
+  bool tuned = false;      // from the log
+  double compile_s = 0;
+};
+
+class NetworkExecutor {
+ public:
+  // Extracts the tasks (passes, fusion) and compiles every kernel. Throws
+  // LoomError naming the task when a program cannot be built.
+  NetworkExecutor(const Graph& g, const ExecutorOptions& opts);
+  ~NetworkExecutor();
+  NetworkExecutor(const NetworkExecutor&) = delete;
+  NetworkExecutor& operator=(const NetworkExecutor&) = delete;
+
+  // The graph outputs by name; throws LoomError for a missing or mis-sized input.
+  Values run(const Values& inputs);
+
+  const NetworkTasks& tasks() const { return tasks_; }
+  const std::vector<KernelSummary>& kernels() const { return summaries_; }  // per task
+  // Bytes of the intermediate buffers of the memory plan, and what the
+  // intermediates would take without reuse.
+  int64_t planned_bytes() const { return planned_bytes_; }
+  int64_t unplanned_bytes() const { return unplanned_bytes_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  NetworkTasks tasks_;
+  std::vector<KernelSummary> summaries_;
+  int64_t planned_bytes_ = 0, unplanned_bytes_ = 0;
+};
+
+}  // namespace loom::graph

@@ -1,0 +1,33 @@
+// Graph passes: each maps a validated Graph to a validated Graph and lives in
+// its own file (graph/passes/<name>.cc). The standard pipeline is listed once,
+// in pass.cc; fusion (fuse_ops.h) partitions the result and is not a
+// Graph -> Graph pass.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace loom::graph {
+
+class GraphPass {
+ public:
+  virtual ~GraphPass() = default;
+  virtual std::string name() const = 0;
+  virtual Graph run(const Graph& g) const = 0;
+};
+using GraphPassPtr = std::unique_ptr<GraphPass>;
+
+GraphPassPtr make_fold_constants_pass();
+GraphPassPtr make_fold_batch_norm_pass();
+GraphPassPtr make_eliminate_dead_nodes_pass();
+
+// In order: constants folded first (a batch norm's parameters may be
+// computed from constants), then batch norms into their convolutions, then
+// the nodes and constants nothing reads any more are dropped.
+std::vector<GraphPassPtr> standard_passes();
+Graph run_standard_passes(const Graph& g);
+
+}  // namespace loom::graph

@@ -1,0 +1,155 @@
+#include "graph/tasks.h"
+
+#include <map>
+#include <set>
+
+#include "graph/ops.h"
+#include "graph/passes/pass.h"
+#include "ir/error.h"
+
+namespace loom::graph {
+
+nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vector<std::string>* inputs) {
+  std::map<std::string, std::string> ref;  // network value -> "inK" / "nK"
+  nlohmann::json in = nlohmann::json::array(), nodes = nlohmann::json::array();
+  inputs->clear();
+  for (size_t k = 0; k < group.nodes.size(); ++k) {
+    const Node& n = g.nodes[group.nodes[k]];
+    nlohmann::json refs = nlohmann::json::array();
+    for (const auto& v : n.inputs) {
+      auto it = ref.find(v);
+      if (it == ref.end()) {
+        const std::string r = "in" + std::to_string(inputs->size());
+        nlohmann::json ij = {{"shape", g.shape(v)}};
+        if (g.is_constant(v)) ij["constant"] = true;
+        in.push_back(ij);
+        inputs->push_back(v);
+        it = ref.emplace(v, r).first;
+      }
+      refs.push_back(it->second);
+    }
+    nodes.push_back({{"op", n.op}, {"attrs", n.attrs}, {"inputs", refs}});
+    ref[n.output] = "n" + std::to_string(k);
+  }
+  return {{"inputs", in}, {"nodes", nodes}};
+}
+
+namespace {
+
+// The subgraph as a Graph of its own (inputs "inK", node outputs "nK"),
+// validated: shapes and attributes are checked exactly as in a network.
+Graph subgraph_graph(const nlohmann::json& s) {
+  if (!s.is_object()) throw LoomError("subgraph: expected an object");
+  for (const auto& [k, v] : s.items())
+    if (k != "inputs" && k != "nodes") throw LoomError("subgraph." + k + ": unknown key (expected inputs, nodes)");
+  if (!s.contains("inputs") || !s["inputs"].is_array()) throw LoomError("subgraph.inputs: expected an array");
+  if (!s.contains("nodes") || !s["nodes"].is_array() || s["nodes"].empty())
+    throw LoomError("subgraph.nodes: expected a non-empty array");
+  Graph g;
+  for (size_t i = 0; i < s["inputs"].size(); ++i) {
+    const auto& ij = s["inputs"][i];
+    const std::string what = "subgraph.inputs[" + std::to_string(i) + "]";
+    if (!ij.is_object() || !ij.contains("shape") || !ij["shape"].is_array())
+      throw LoomError(what + ": expected {\"shape\": [...]}");
+    for (const auto& [k, v] : ij.items())
+      if (k != "shape" && k != "constant") throw LoomError(what + "." + k + ": unknown key");
+    Shape shape;
+    for (const auto& d : ij["shape"]) {
+      if (!d.is_number_integer()) throw LoomError(what + ".shape: expected integers");
+      shape.push_back(d.get<int64_t>());
+    }
+    g.inputs.push_back({"in" + std::to_string(i), shape});
+  }
+  for (size_t k = 0; k < s["nodes"].size(); ++k) {
+    const auto& nj = s["nodes"][k];
+    const std::string what = "subgraph.nodes[" + std::to_string(k) + "]";
+    if (!nj.is_object() || !nj.contains("op") || !nj["op"].is_string() || !nj.contains("inputs") ||
+        !nj["inputs"].is_array())
+      throw LoomError(what + ": expected {\"op\": ..., \"attrs\": {...}, \"inputs\": [...]}");
+    for (const auto& [key, v] : nj.items())
+      if (key != "op" && key != "attrs" && key != "inputs") throw LoomError(what + "." + key + ": unknown key");
+    Node n;
+    n.op = nj["op"].get<std::string>();
+    n.name = what;
+    n.output = "n" + std::to_string(k);
+    n.attrs = nj.value("attrs", nlohmann::json::object());
+    for (const auto& r : nj["inputs"]) {
+      if (!r.is_string()) throw LoomError(what + ".inputs: expected \"inK\" or \"nK\" references");
+      n.inputs.push_back(r.get<std::string>());
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  g.outputs = {g.nodes.back().output};
+  g.validate();
+  return g;
+}
+
+}  // namespace
+
+ComputeDAG subgraph_dag(const nlohmann::json& s) {
+  Graph g = subgraph_graph(s);
+  std::map<std::string, Tensor> tensors;
+  std::vector<Tensor> inputs;
+  for (const auto& in : g.inputs) {
+    inputs.push_back(placeholder(op_detail::ir_shape(in.shape), in.name));
+    tensors[in.name] = inputs.back();
+  }
+  Tensor out;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    std::vector<Tensor> args;
+    for (const auto& v : n.inputs) args.push_back(tensors.at(v));
+    out = find_op(n.op)->lower(args, n.attrs, n.op + std::to_string(k));
+    tensors[n.output] = out;
+  }
+  // Inputs no stage reads (e.g. a gemm bias scaled by beta = 0 still reads
+  // it) are kept: the task's signature is the subgraph's.
+  return ComputeDAG(inputs, {out});
+}
+
+std::string subgraph_summary(const nlohmann::json& s) {
+  std::string ops;
+  for (const auto& n : s.value("nodes", nlohmann::json::array()))
+    ops += (ops.empty() ? "" : "+") + n.value("op", std::string("?"));
+  try {
+    Graph g = subgraph_graph(s);
+    return ops + " " + shape_string(g.shape(g.outputs[0]));
+  } catch (const LoomError&) {
+    return ops;
+  }
+}
+
+double NetworkTasks::total_flops() const {
+  double total = 0;
+  for (const auto& t : tasks) total += t.flops * t.weight;
+  return total;
+}
+
+NetworkTasks extract_tasks(const Graph& g) {
+  NetworkTasks out;
+  out.graph = run_standard_passes(g);
+  out.groups = fuse_ops(out.graph);
+  std::map<std::string, int> task_index;
+  for (const auto& group : out.groups) {
+    std::vector<std::string> inputs;
+    nlohmann::json s = group_subgraph(out.graph, group, &inputs);
+    out.group_inputs.push_back(inputs);
+    const std::string key = s.dump();
+    auto it = task_index.find(key);
+    if (it == task_index.end()) {
+      NetworkTask t;
+      t.subgraph = s;
+      t.key = key;
+      t.flops = subgraph_dag(s).flop_count();
+      it = task_index.emplace(key, static_cast<int>(out.tasks.size())).first;
+      out.tasks.push_back(std::move(t));
+    }
+    NetworkTask& t = out.tasks[it->second];
+    ++t.weight;
+    t.groups.push_back(static_cast<int>(out.task_of_group.size()));
+    out.task_of_group.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace loom::graph

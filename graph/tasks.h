@@ -1,0 +1,60 @@
+// Task extraction: each fused group of a network becomes a self-contained
+// subgraph description, and from it a ComputeDAG built with the ir/ DSL;
+// identical subgraphs are one task whose weight is its number of
+// occurrences (Ansor's extract_tasks).
+//
+// A subgraph's JSON form names no value of the network and holds no weight
+// data, so it identifies the computation alone and a log of a network's
+// tasks replays without the model:
+//   {"inputs": [{"shape": [1, 64, 56, 56]}, {"shape": [64, 64, 3, 3], "constant": true}, ...],
+//    "nodes":  [{"op": "conv2d", "attrs": {...}, "inputs": ["in0", "in1", "in2"]},
+//               {"op": "relu", "attrs": {}, "inputs": ["n0"]}]}
+// "inK" is the subgraph's input K, "nK" the value of its node K; the last
+// node's value is the output. In the DAG, input K is placeholder "inK" and
+// node K's final stage "<op>K" (helper stages add a suffix, e.g. "conv2d0_pad").
+// The measure layer knows it as the workload "subgraph" (measure/task.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/graph.h"
+#include "graph/passes/fuse_ops.h"
+#include "ir/compute_dag.h"
+
+namespace loom::graph {
+
+// The subgraph of one group; `inputs` receives the network values it reads,
+// in the order of its "inK".
+nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vector<std::string>* inputs);
+
+// Throws LoomError naming the bad part ("subgraph.inputs[0].shape: expected
+// integers", "node 'subgraph.nodes[1]' (foo): unknown op ...").
+ComputeDAG subgraph_dag(const nlohmann::json& subgraph);
+// "conv2d+add+relu 1x64x56x56" (the ops and the output shape).
+std::string subgraph_summary(const nlohmann::json& subgraph);
+
+struct NetworkTask {
+  nlohmann::json subgraph;
+  std::string key;         // subgraph.dump()
+  int weight = 0;          // occurrences in the network
+  double flops = 0;        // of one occurrence
+  std::vector<int> groups; // the groups that compute it
+};
+
+struct NetworkTasks {
+  Graph graph;                      // after the standard passes
+  std::vector<FusedGroup> groups;   // fuse_ops(graph)
+  std::vector<std::vector<std::string>> group_inputs;  // per group, the values of its "inK"
+  std::vector<NetworkTask> tasks;   // in order of first occurrence
+  std::vector<int> task_of_group;
+  double total_flops() const;       // every occurrence
+};
+
+// Runs the standard passes and fusion on a validated graph, then extracts
+// the tasks.
+NetworkTasks extract_tasks(const Graph& g);
+
+}  // namespace loom::graph

@@ -1,0 +1,113 @@
+// `loom network`: tasks with weights, an end-to-end run checked against
+// PyTorch, a config for `loom tune`, a graph JSON round trip, and one-line
+// errors for bad models. The models are the tiny ones of
+// scripts/make_models.py --small, generated here.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/experiments/loom_cli.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using Result = loom::testing::CliResult;
+using loom::testing::run_loom;
+
+class LoomNetwork : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (std::system("/usr/bin/python3 -c 'import torch, torchvision, onnx' >/dev/null 2>&1") != 0) {
+      skip_ = "/usr/bin/python3 lacks torch, torchvision or onnx";
+      return;
+    }
+    const char* src = std::getenv("LOOM_SOURCE_DIR");
+    const fs::path root = src ? fs::path(src) : fs::path(__FILE__).parent_path().parent_path().parent_path();
+    dir_ = fs::temp_directory_path() / ("loom_network_cli_" + std::to_string(getpid()));
+    const std::string cmd = "/usr/bin/python3 " + (root / "scripts" / "make_models.py").string() + " " +
+                            dir_.string() + " --small >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) generate_error_ = "failed: " + cmd;
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_EQ(generate_error_, "");
+  }
+  static std::string model(const std::string& file) { return (dir_ / file).string(); }
+  static inline fs::path dir_;
+  static inline std::string skip_, generate_error_;
+};
+
+TEST_F(LoomNetwork, TasksListsEachFusedSubgraphWithItsWeight) {
+  Result r = run_loom("network tasks " + model("tiny_cnn.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Batch norms fold into the convs; bias, residual add and ReLU fuse in.
+  EXPECT_NE(r.output.find("conv2d+relu 1x8x8x8"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("conv2d+add+relu 1x8x8x8"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("6 fused subgraphs, 6 distinct tasks"), std::string::npos) << r.output;
+}
+
+TEST_F(LoomNetwork, RunMatchesPyTorchOnTwoThreads) {
+  Result r = run_loom("network run " + model("tiny_attention.onnx") + " --threads 2 --rounds 2 --check");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("check output against PyTorch (the frozen module): match"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("PyTorch median"), std::string::npos) << r.output;
+}
+
+TEST_F(LoomNetwork, RunWithoutTorchScriptChecksAgainstTheInterpreter) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --no-torch --rounds 1 --check");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("against the reference interpreter: match"), std::string::npos) << r.output;
+}
+
+TEST_F(LoomNetwork, ImportedGraphJsonRunsLikeTheModel) {
+  const std::string json = model("tiny_cnn.graph.json");
+  Result imp = run_loom("network import " + model("tiny_cnn.onnx") + " " + json);
+  ASSERT_EQ(imp.exit_code, 0) << imp.output;
+  EXPECT_TRUE(fs::exists(model("tiny_cnn.graph.bin")));
+  Result r = run_loom("network run " + json + " --torch " + model("tiny_cnn.pt") + " --rounds 1 --check");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(": match"), std::string::npos) << r.output;
+}
+
+TEST_F(LoomNetwork, ConfigHoldsEveryTaskWithItsWeightAsASubgraphWorkload) {
+  const std::string config = model("tiny_cnn_tune.json");
+  Result r = run_loom("network tasks " + model("tiny_cnn.onnx") + " --config " + config + " --threads 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(config));
+  EXPECT_EQ(j["target"], "cpu -threads=2");
+  ASSERT_EQ(j["tasks"].size(), 6u);
+  for (const auto& t : j["tasks"]) {
+    EXPECT_EQ(t["workload"], "subgraph");
+    EXPECT_EQ(t["weight"], 1);
+  }
+  // The config parses with every task built (`loom config show`).
+  Result show = run_loom("config show " + config);
+  EXPECT_EQ(show.exit_code, 0) << show.output;
+}
+
+TEST_F(LoomNetwork, UnsupportedOperatorIsAOneLineUsageError) {
+  Result r = run_loom("network tasks " + model("bad_unsupported_op.onnx"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output, "loom network: error: " + model("bad_unsupported_op.onnx") +
+                          ": node 'NonMaxSuppression_0' (NonMaxSuppression): unsupported operator\n");
+}
+
+TEST_F(LoomNetwork, UnknownSubcommandIsAUsageError) {
+  Result r = run_loom("network frobnicate x.onnx");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("unknown subcommand 'frobnicate'"), std::string::npos) << r.output;
+}
+
+}  // namespace
