@@ -8,8 +8,8 @@
 // and naming the node and its ONNX op type, e.g.
 //   "model.onnx: node 'Conv_3' (Conv): attribute auto_pad=FOO is not supported".
 //
-// This interface is plain: only onnx_import.cc sees the ONNX and protobuf
-// headers.
+// This interface is plain: only the implementation in graph/onnx/ sees the
+// ONNX and protobuf headers.
 #pragma once
 
 #include <cstdint>

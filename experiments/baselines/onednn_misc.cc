@@ -222,6 +222,27 @@ std::vector<BaselineResult> norm(const Task& task, const TimingOptions& timing, 
   return run_spec(sp, timing, ref.at("norm"));
 }
 
+std::vector<BaselineResult> layer_norm(const Task& task, const TimingOptions& timing, const TensorMap& in,
+                                       const TensorMap& ref) {
+  const int64_t M = param(task, "M"), N = param(task, "N");
+  Spec sp;
+  sp.layout = "row-major";
+  sp.any_activations = false;  // layer normalization takes no format_tag::any source
+  sp.weight_name = "gamma, beta";
+  sp.ops = {{DNNL_ARG_SRC, plain({M, N}), Role::kActivation, in.at("X")},
+            {DNNL_ARG_SCALE, plain({N}), Role::kWeight, in.at("gamma")},
+            {DNNL_ARG_SHIFT, plain({N}), Role::kWeight, in.at("beta")},
+            {DNNL_ARG_DST, plain({M, N}), Role::kOutput, {}}};
+  sp.make = [](const dnnl::engine& eng, const std::vector<memory::desc>& d) -> dnnl::primitive_desc {
+    // The same epsilon as the workload; mean and variance computed per row.
+    dnnl::layer_normalization_forward::desc desc(
+        dnnl::prop_kind::forward_inference, d[0], 1e-5f,
+        dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift);
+    return dnnl::layer_normalization_forward::primitive_desc(desc, eng);
+  };
+  return run_spec(sp, timing, ref.at("layer_norm"));
+}
+
 }  // namespace
 }  // namespace onednn
 
@@ -236,6 +257,7 @@ std::vector<BaselineResult> run_onednn_baselines(const Task& task, const TimingO
     if (handled) return r;
     if (task.workload == "softmax") return onednn::softmax(task, timing, inputs, reference);
     if (task.workload == "norm") return onednn::norm(task, timing, inputs, reference);
+    if (task.workload == "layer_norm") return onednn::layer_norm(task, timing, inputs, reference);
   } catch (const dnnl::error& e) {
     return {unsupported_baseline("onednn", "", std::string("oneDNN error: ") + e.what())};
   } catch (const std::logic_error& e) {

@@ -1,0 +1,357 @@
+// ONNX shape and data-movement ops: Flatten, Reshape, Transpose, Concat,
+// Unsqueeze and Squeeze onto Loom ops, or folded on known values; Shape,
+// Gather and Slice folded only (the shape computations exporters emit); Pad
+// in its no-op form.
+#include <algorithm>
+#include <climits>
+
+#include "graph/onnx/importer.h"
+#include "ir/error.h"
+
+namespace loom::graph::onnx_detail {
+
+namespace {
+
+// The tensor of shape `shape` whose element j is src's element index[j]: every
+// data-movement fold (Gather, Slice, Concat, Transpose) is one of these.
+Known take(const Known& src, Shape shape, const std::vector<int64_t>& index) {
+  Known out;
+  out.is_float = src.is_float;
+  out.shape = std::move(shape);
+  for (int64_t j : index) {
+    if (src.is_float) out.f.push_back(src.f[j]);
+    else out.i.push_back(src.i[j]);
+  }
+  return out;
+}
+
+// ONNX Reshape's target: 0 copies the input dim, one -1 is inferred.
+Shape reshape_target(const Shape& in, const std::vector<int64_t>& spec) {
+  Shape out;
+  int64_t known = 1;
+  int infer = -1;
+  for (size_t d = 0; d < spec.size(); ++d) {
+    int64_t v = spec[d];
+    if (v == 0) {
+      if (d >= in.size()) throw LoomError("shape " + ints_string(spec) + ": 0 at dim " + std::to_string(d) + " has no input dim");
+      v = in[d];
+    }
+    if (v == -1) {
+      if (infer >= 0) throw LoomError("shape " + ints_string(spec) + " has more than one -1");
+      infer = static_cast<int>(d);
+    } else if (v < 0) {
+      throw LoomError("shape " + ints_string(spec) + " has a bad dimension");
+    } else {
+      known *= v;
+    }
+    out.push_back(v);
+  }
+  const int64_t total = num_elements(in);
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) throw LoomError("cannot reshape " + shape_string(in) + " to " + ints_string(spec));
+    out[infer] = total / known;
+  }
+  if (num_elements(out) != total) throw LoomError("cannot reshape " + shape_string(in) + " to " + ints_string(spec));
+  return out;
+}
+
+// Unsqueeze: the input shape with size-1 dims inserted at `axes` (of the output).
+Shape unsqueezed(const Shape& in, const std::vector<int64_t>& axes) {
+  const int64_t rank = static_cast<int64_t>(in.size() + axes.size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : axes) {
+    const int64_t d = normalized_axis(a, rank);
+    if (inserted[d]) throw LoomError("axes " + ints_string(axes) + " repeat an axis");
+    inserted[d] = true;
+  }
+  Shape out;
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) out.push_back(inserted[d] ? 1 : in[next++]);
+  return out;
+}
+
+// Squeeze: `axes` removed (all size-1 dims when empty).
+Shape squeezed(const Shape& in, const std::vector<int64_t>& axes) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<bool> removed(rank, false);
+  for (int64_t a : axes) {
+    const int64_t d = normalized_axis(a, rank);
+    if (in[d] != 1) throw LoomError("axis " + std::to_string(a) + " has size " + std::to_string(in[d]) + ", not 1");
+    removed[d] = true;
+  }
+  Shape out;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!(axes.empty() ? in[d] == 1 : removed[d])) out.push_back(in[d]);
+  return out;
+}
+
+}  // namespace
+
+void Importer::flatten() {
+  allow_attrs({"axis"});
+  require_inputs(1, 1);
+  const int64_t axis = attr_int("axis", 1);
+  if (const Known* k = known(in(0))) {
+    const int64_t rank = static_cast<int64_t>(k->shape.size());
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a > rank) throw LoomError("attribute axis=" + std::to_string(axis) + " is out of range");
+    Known out = *k;
+    out.shape = {num_elements(Shape(k->shape.begin(), k->shape.begin() + a)),
+                 num_elements(Shape(k->shape.begin() + a, k->shape.end()))};
+    set_known(node_->output(0), std::move(out));
+    return;
+  }
+  emit("flatten", {data(in(0))}, {{"axis", axis}}, main_output());
+}
+
+void Importer::reshape() {
+  std::vector<int64_t> spec;
+  if (opset_ < 5) {
+    allow_attrs({"shape"});
+    require_inputs(1, 1);
+    spec = attr_ints("shape", {});
+  } else {
+    allow_attrs({"allowzero"});
+    require_inputs(2, 2);
+    spec = const_ints(1, "the shape");
+    if (attr_int("allowzero", 0) != 0 && std::count(spec.begin(), spec.end(), 0))
+      throw LoomError("attribute allowzero=1 with a 0 in the shape is not supported");
+  }
+  Shape sizes;
+  for (int64_t v : spec) sizes.push_back(v < 0 ? 1 : v);
+  checked_elements(sizes, "the shape " + ints_string(spec));
+  reshape_to(reshape_target(shape_of(in(0)), spec));
+}
+
+// Folded when the input is known (a shape computation), else a reshape node.
+void Importer::reshape_to(const Shape& shape) {
+  if (const Known* k = known(in(0))) {
+    Known out = *k;
+    out.shape = shape;
+    set_known(node_->output(0), std::move(out));
+    return;
+  }
+  emit("reshape", {data(in(0))}, {{"shape", shape}}, main_output());
+}
+
+void Importer::transpose() {
+  allow_attrs({"perm"});
+  require_inputs(1, 1);
+  const auto perm = attr_ints("perm", {});
+  if (const Known* k = known(in(0))) {
+    const size_t rank = k->shape.size();
+    std::vector<int64_t> p = perm;
+    if (p.empty())
+      for (size_t d = rank; d-- > 0;) p.push_back(static_cast<int64_t>(d));
+    std::vector<int64_t> sorted;
+    for (int64_t d : p) sorted.push_back(normalized_axis(d, rank));
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t d = 0; d < sorted.size(); ++d)
+      if (sorted.size() != rank || sorted[d] != static_cast<int64_t>(d))
+        throw LoomError("attribute perm=" + ints_string(perm) + " is not a permutation of " + std::to_string(rank) + " dims");
+    Shape shape;
+    for (int64_t d : p) shape.push_back(k->shape[normalized_axis(d, rank)]);
+    const auto st = strides_of(k->shape);
+    std::vector<int64_t> index;
+    for_each_index(shape, [&](const std::vector<int64_t>& idx) {
+      int64_t j = 0;
+      for (size_t d = 0; d < rank; ++d) j += idx[d] * st[normalized_axis(p[d], rank)];
+      index.push_back(j);
+    });
+    set_known(node_->output(0), take(*k, shape, index));
+    return;
+  }
+  emit("transpose", {data(in(0))}, {{"perm", perm}}, main_output());
+}
+
+void Importer::concat() {
+  allow_attrs({"axis"});
+  require_inputs(1, INT_MAX);
+  if (!attr("axis")) throw LoomError("attribute axis is missing");
+  const int64_t axis = attr_int("axis", 0);
+  std::vector<const Known*> parts;
+  bool all_known = true, any_int = false;
+  for (int i = 0; i < num_inputs(); ++i) {
+    const Known* k = known(in(i));
+    parts.push_back(k);
+    all_known = all_known && k;
+    any_int = any_int || (k && !k->is_float);
+  }
+  if (!all_known || !any_int) {
+    std::vector<std::string> inputs;
+    for (int i = 0; i < num_inputs(); ++i) inputs.push_back(data(in(i)));
+    emit("concat", inputs, {{"axis", axis}}, main_output());
+    return;
+  }
+  // Shape data: the parts stacked into one tensor, then taken in output order.
+  const int64_t rank = static_cast<int64_t>(parts[0]->shape.size());
+  const int64_t a = normalized_axis(axis, rank);
+  Known all = known_ints({}, {});
+  Shape shape = parts[0]->shape;
+  shape[a] = 0;
+  std::vector<int64_t> offsets;
+  for (const Known* k : parts) {
+    if (k->is_float) throw LoomError("mixes integer and float constants");
+    if (static_cast<int64_t>(k->shape.size()) != rank) throw LoomError("inputs of different ranks");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != a && k->shape[d] != parts[0]->shape[d])
+        throw LoomError("inputs of shapes " + shape_string(parts[0]->shape) + " and " + shape_string(k->shape) +
+                        " differ outside the axis");
+    offsets.push_back(static_cast<int64_t>(all.i.size()));
+    all.i.insert(all.i.end(), k->i.begin(), k->i.end());
+    shape[a] += k->shape[a];
+  }
+  const int64_t outer = num_elements(Shape(shape.begin(), shape.begin() + a));
+  std::vector<int64_t> index;
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const int64_t chunk = num_elements(Shape(parts[p]->shape.begin() + a, parts[p]->shape.end()));
+      for (int64_t j = 0; j < chunk; ++j) index.push_back(offsets[p] + o * chunk + j);
+    }
+  set_known(node_->output(0), take(all, shape, index));
+}
+
+// Folded from the static shape.
+void Importer::shape() {
+  allow_attrs({"start", "end"});
+  require_inputs(1, 1);
+  const Shape s = shape_of(in(0));
+  const int64_t rank = static_cast<int64_t>(s.size());
+  auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  const int64_t start = clamp(attr_int("start", 0)), end = clamp(attr_int("end", rank));
+  std::vector<int64_t> dims(s.begin() + start, s.begin() + std::max(start, end));
+  set_known(node_->output(0), known_ints({static_cast<int64_t>(dims.size())}, dims));
+}
+
+// Folded when data and indices are constants (shape computations); Gather of
+// data is not a Loom op.
+void Importer::gather() {
+  allow_attrs({"axis"});
+  require_inputs(2, 2);
+  const Known* d = known(in(0));
+  if (!d) throw LoomError("Gather of non-constant data is not supported (only constant and shape data are folded)");
+  const std::vector<int64_t> indices = const_ints(1, "the indices");
+  const Shape index_shape = constant_data(in(1))->shape;
+  const int64_t rank = static_cast<int64_t>(d->shape.size());
+  const int64_t axis = normalized_axis(attr_int("axis", 0), rank);
+  const int64_t n = d->shape[axis];
+  const int64_t outer = num_elements(Shape(d->shape.begin(), d->shape.begin() + axis));
+  const int64_t inner = num_elements(Shape(d->shape.begin() + axis + 1, d->shape.end()));
+  Shape shape(d->shape.begin(), d->shape.begin() + axis);
+  shape.insert(shape.end(), index_shape.begin(), index_shape.end());
+  shape.insert(shape.end(), d->shape.begin() + axis + 1, d->shape.end());
+  std::vector<int64_t> index;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t v : indices) {
+      const int64_t j = v < 0 ? v + n : v;
+      if (j < 0 || j >= n) throw LoomError("index " + std::to_string(v) + " is out of range for size " + std::to_string(n));
+      for (int64_t i = 0; i < inner; ++i) index.push_back((o * n + j) * inner + i);
+    }
+  set_known(node_->output(0), take(*d, shape, index));
+}
+
+void Importer::unsqueeze() {
+  std::vector<int64_t> axes;
+  if (opset_ < 13) {
+    allow_attrs({"axes"});
+    require_inputs(1, 1);
+    axes = attr_ints("axes", {});
+  } else {
+    allow_attrs({});
+    require_inputs(2, 2);
+    axes = const_ints(1, "the axes");
+  }
+  reshape_to(unsqueezed(shape_of(in(0)), axes));
+}
+
+void Importer::squeeze() {
+  std::vector<int64_t> axes;
+  if (opset_ < 13) {
+    allow_attrs({"axes"});
+    require_inputs(1, 1);
+    axes = attr_ints("axes", {});
+  } else {
+    allow_attrs({});
+    require_inputs(1, 2);
+    if (has_in(1)) axes = const_ints(1, "the axes");
+  }
+  reshape_to(squeezed(shape_of(in(0)), axes));
+}
+
+// Folded on constants (shape computations); slicing data is not a Loom op.
+void Importer::slice() {
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (opset_ < 10) {
+    allow_attrs({"starts", "ends", "axes"});
+    require_inputs(1, 1);
+    starts = attr_ints("starts", {});
+    ends = attr_ints("ends", {});
+    axes = attr_ints("axes", {});
+  } else {
+    allow_attrs({});
+    require_inputs(3, 5);
+    starts = const_ints(1, "the starts");
+    ends = const_ints(2, "the ends");
+    if (has_in(3)) axes = const_ints(3, "the axes");
+    if (has_in(4)) steps = const_ints(4, "the steps");
+  }
+  const Known* d = known(in(0));
+  if (!d) throw LoomError("Slice of non-constant data is not supported (only constant and shape data are folded)");
+  const int64_t rank = static_cast<int64_t>(d->shape.size());
+  if (axes.empty())
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    throw LoomError("starts, ends, axes and steps differ in length");
+  std::vector<int64_t> first(rank, 0), step(rank, 1);
+  Shape shape = d->shape;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t a = normalized_axis(axes[k], rank), dim = d->shape[a], st = steps[k];
+    if (st == 0) throw LoomError("a step of 0");
+    if (dim == 0) {
+      shape[a] = 0;
+      continue;
+    }
+    int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
+    int64_t e = ends[k] < 0 ? ends[k] + dim : ends[k];
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      shape[a] = std::max<int64_t>(0, (e - s + st - 1) / st);
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      shape[a] = std::max<int64_t>(0, (s - e - st - 1) / -st);
+    }
+    first[a] = s;
+    step[a] = st;
+  }
+  const auto strides = strides_of(d->shape);
+  std::vector<int64_t> index;
+  for_each_index(shape, [&](const std::vector<int64_t>& idx) {
+    int64_t j = 0;
+    for (int64_t a = 0; a < rank; ++a) j += (first[a] + idx[a] * step[a]) * strides[a];
+    index.push_back(j);
+  });
+  set_known(node_->output(0), take(*d, shape, index));
+}
+
+// Only the no-op form: exporters emit Pad with zero pads before AveragePool.
+void Importer::pad() {
+  std::vector<int64_t> pads;
+  if (opset_ < 11) {
+    allow_attrs({"mode", "pads", "value"});
+    require_inputs(1, 1);
+    pads = attr_ints("pads", {});
+  } else {
+    allow_attrs({"mode"});
+    require_inputs(2, 4);
+    pads = const_ints(1, "the pads");
+    if (has_in(3)) throw LoomError("the axes input is not supported");
+  }
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
+    throw LoomError("non-zero pads " + ints_string(pads) + " are not supported (only as a Conv or pool attribute)");
+  alias(main_output(), in(0));
+}
+
+}  // namespace loom::graph::onnx_detail
