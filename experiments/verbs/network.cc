@@ -5,12 +5,15 @@
 //     the fused subgraphs as tasks with weights; --config writes a tuning
 //     config of them for `loom tune` (its log then feeds `network run --log`)
 //   loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check]
-//                    [--torch FILE.pt | --no-torch]
+//                    [--torch FILE.pt | --no-torch] [--profile]
 //     runs the network from one kernel per task (tuned ones from LOG, default
 //     schedules otherwise); with a TorchScript file of the same model
 //     (MODEL's stem + ".pt" when it exists, or --torch) PyTorch runs in the
 //     same rounds, interleaved, and --check compares the outputs with it;
-//     without one --check compares with Loom's reference interpreter.
+//     without one --check compares with Loom's reference interpreter;
+//     --profile times every kernel inside the network, per task, next to
+//     what the log measured for it alone.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -142,6 +145,35 @@ Agreement agree(const std::vector<float>& got, const std::vector<float>& expecte
   return r;
 }
 
+// Each task's time inside the network (all its groups, per run, median-free
+// mean over `rounds` runs) and, when tuned, the log's time for it alone
+// times its weight: kernels that run slower in the network than alone.
+void print_profile(graph::NetworkExecutor& ex, const Values& inputs, int rounds) {
+  std::vector<double> group_s;
+  for (int r = 0; r < rounds; ++r) ex.run(inputs, &group_s);
+  const auto& nt = ex.tasks();
+  std::vector<double> task_s(nt.tasks.size(), 0.0);
+  double total = 0;
+  for (size_t g = 0; g < group_s.size(); ++g) {
+    task_s[nt.task_of_group[g]] += group_s[g] / rounds;
+    total += group_s[g] / rounds;
+  }
+  std::vector<size_t> order(task_s.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return task_s[a] > task_s[b]; });
+  std::printf("profile (%d runs): kernels %.3f ms per run\n", rounds, total * 1e3);
+  std::printf("%4s  %-40s %6s %12s %7s %18s\n", "task", "subgraph (output shape)", "weight", "in network", "share",
+              "alone x weight");
+  for (size_t i : order) {
+    const auto& k = ex.kernels()[i];
+    const int w = nt.tasks[i].weight;
+    std::printf("%4zu  %-40s %6d %9.3f ms %6.1f%%", i, graph::subgraph_summary(nt.tasks[i].subgraph).c_str(), w,
+                task_s[i] * 1e3, total > 0 ? 100.0 * task_s[i] / total : 0.0);
+    if (k.tuned) std::printf(" %12.3f ms (%.2fx)", k.measured_s * w * 1e3, task_s[i] / (k.measured_s * w));
+    std::printf("\n");
+  }
+}
+
 std::string torch_file_for(const std::string& model) {
   const size_t dot = model.find_last_of('.');
   const std::string pt = (dot == std::string::npos ? model : model.substr(0, dot)) + ".pt";
@@ -151,7 +183,7 @@ std::string torch_file_for(const std::string& model) {
 int run_network_verb(const Args& a) {
   std::string model, torch_path;
   graph::ExecutorOptions opts;
-  bool check = false, no_torch = false;
+  bool check = false, no_torch = false, profile = false;
   int rounds = 10;
   double tol = 1e-3;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -167,6 +199,8 @@ int run_network_verb(const Args& a) {
     } else if (a[i] == "--torch") {
       if (i + 1 >= a.size()) throw LoomError("--torch needs a TorchScript file");
       torch_path = a[++i];
+    } else if (a[i] == "--profile") {
+      profile = true;
     } else if (a[i] == "--no-torch") {
       no_torch = true;
     } else if (!a[i].empty() && a[i][0] == '-') {
@@ -232,6 +266,7 @@ int run_network_verb(const Args& a) {
                 "(median of per-round ratios)\n",
                 median(torch_s) * 1e3, torch_path.c_str(), median(ratio));
 
+  if (profile) print_profile(ex, inputs, rounds);
   if (!check) return kExitOk;
   std::vector<std::vector<float>> expected;
   std::string against;

@@ -1,6 +1,7 @@
 #include "graph/executor/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "codegen/llvm/llvm_jit.h"
@@ -54,6 +55,7 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
       if (best.record) {
         state = State::from_json(task.dag, best.record->steps);
         summary.tuned = true;
+        summary.measured_s = best.cost_s;
       } else {
         state = default_schedule(task.dag, opts.threads, width);
       }
@@ -116,7 +118,7 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
 
 NetworkExecutor::~NetworkExecutor() = default;
 
-Values NetworkExecutor::run(const Values& inputs) {
+Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_seconds) {
   const Graph& net = tasks_.graph;
   std::map<std::string, float*> input_ptr;
   for (const auto& in : net.inputs) {
@@ -143,7 +145,14 @@ Values NetworkExecutor::run(const Values& inputs) {
     args.clear();
     for (int a : k.arg_inputs)
       args.push_back(a < 0 ? impl_->buffers[impl_->group_buffer[gi]].data() : pointer(tasks_.group_inputs[gi][a]));
+    if (!group_seconds) {
+      k.fn->run(args.data());
+      continue;
+    }
+    group_seconds->resize(tasks_.groups.size());
+    const auto t0 = std::chrono::steady_clock::now();
     k.fn->run(args.data());
+    (*group_seconds)[gi] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   Values out;
   for (const auto& o : net.outputs) {

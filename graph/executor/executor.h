@@ -27,6 +27,7 @@ struct ExecutorOptions {
 struct KernelSummary {
   int task = -1;
   bool tuned = false;      // from the log
+  double measured_s = 0;   // tuned: what the log measured for the program (one run)
   double compile_s = 0;
 };
 
@@ -39,8 +40,10 @@ class NetworkExecutor {
   NetworkExecutor(const NetworkExecutor&) = delete;
   NetworkExecutor& operator=(const NetworkExecutor&) = delete;
 
-  // The graph outputs by name; throws LoomError for a missing or mis-sized input.
-  Values run(const Values& inputs);
+  // The graph outputs by name; throws LoomError for a missing or mis-sized
+  // input. With `group_seconds`, each group's wall time is added to its
+  // entry (resized to the number of groups): a per-kernel profile.
+  Values run(const Values& inputs, std::vector<double>* group_seconds = nullptr);
 
   const NetworkTasks& tasks() const { return tasks_; }
   const std::vector<KernelSummary>& kernels() const { return summaries_; }  // per task

@@ -71,6 +71,14 @@ TEST_F(LoomNetwork, RunWithoutTorchScriptChecksAgainstTheInterpreter) {
   EXPECT_NE(r.output.find("against the reference interpreter: match"), std::string::npos) << r.output;
 }
 
+TEST_F(LoomNetwork, ProfileListsEveryTaskWithItsTimeInTheNetwork) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --no-torch --rounds 2 --profile");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("profile (2 runs): kernels "), std::string::npos) << r.output;
+  for (const char* task : {"conv2d+relu 1x8x8x8", "conv2d+add+relu 1x8x8x8", "gemm 1x10"})
+    EXPECT_NE(r.output.find(task), std::string::npos) << task << "\n" << r.output;
+}
+
 TEST_F(LoomNetwork, ImportedGraphJsonRunsLikeTheModel) {
   const std::string json = model("tiny_cnn.graph.json");
   Result imp = run_loom("network import " + model("tiny_cnn.onnx") + " " + json);
