@@ -13,8 +13,6 @@ namespace loom::graph {
 
 namespace {
 
-constexpr int64_t kMaxElements = int64_t{1} << 40;
-
 std::string node_prefix(const Node& n) { return "node '" + n.name + "' (" + n.op + "): "; }
 
 }  // namespace
@@ -22,6 +20,17 @@ std::string node_prefix(const Node& n) { return "node '" + n.name + "' (" + n.op
 int64_t num_elements(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
+  return n;
+}
+
+int64_t checked_elements(const Shape& shape, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw LoomError(what + ": negative dimension " + std::to_string(d));
+    if (d > kMaxElements || (d > 0 && n > kMaxElements / d))
+      throw LoomError(what + ": shape " + nlohmann::json(shape).dump() + " is too large (over 2^40 elements)");
+    n *= d;
+  }
   return n;
 }
 
@@ -37,14 +46,10 @@ void Graph::validate() {
   auto define = [&](const std::string& name, const Shape& s, const std::string& what) {
     if (name.empty()) throw LoomError(what + ": empty value name");
     if (!shapes_.emplace(name, s).second) throw LoomError(what + ": value '" + name + "' is defined twice");
-    int64_t elements = 1;
-    for (int64_t d : s) {
+    for (int64_t d : s)
       if (d < 1) throw LoomError(what + ": value '" + name + "' has a dimension " + std::to_string(d) + " (shapes must be static and positive)");
-      // Checked before multiplying: no product below can overflow.
-      if (elements > kMaxElements / d)
-        throw LoomError(what + ": value '" + name + "' (" + shape_string(s) + ") has more than 2^40 elements");
-      elements *= d;
-    }
+    // Bounded here, so that no product of dimensions below can overflow.
+    checked_elements(s, what + ": value '" + name + "'");
   };
   for (const auto& in : inputs) define(in.name, in.shape, "input '" + in.name + "'");
   for (const auto& [name, c] : constants) {

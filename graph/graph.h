@@ -77,7 +77,14 @@ class Graph {
   std::map<std::string, Shape> shapes_;
 };
 
+// Far beyond any real tensor, and small enough that products of dimensions
+// and offsets never overflow int64 in Loom's shape code.
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
 int64_t num_elements(const Shape& s);
+// The number of elements of `shape`; a negative dimension or more than
+// kMaxElements throws LoomError naming `what`.
+int64_t checked_elements(const Shape& shape, const std::string& what);
 std::string shape_string(const Shape& s);  // "1x3x224x224" ("scalar" for [])
 
 nlohmann::json graph_to_json(const Graph& g, const std::string& weights_file);

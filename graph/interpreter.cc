@@ -6,16 +6,18 @@
 
 namespace loom::graph {
 
+const std::vector<float>& graph_input_value(const GraphInput& in, const Values& inputs) {
+  auto it = inputs.find(in.name);
+  if (it == inputs.end()) throw LoomError("input '" + in.name + "': no value given");
+  if (static_cast<int64_t>(it->second.size()) != num_elements(in.shape))
+    throw LoomError("input '" + in.name + "': " + std::to_string(it->second.size()) + " values for shape " +
+                    shape_string(in.shape));
+  return it->second;
+}
+
 Values interpret(const Graph& g, const Values& inputs) {
   Values values;
-  for (const auto& in : g.inputs) {
-    auto it = inputs.find(in.name);
-    if (it == inputs.end()) throw LoomError("input '" + in.name + "': no value given");
-    if (static_cast<int64_t>(it->second.size()) != num_elements(in.shape))
-      throw LoomError("input '" + in.name + "': " + std::to_string(it->second.size()) + " values for shape " +
-                      shape_string(in.shape));
-    values[in.name] = it->second;
-  }
+  for (const auto& in : g.inputs) values[in.name] = graph_input_value(in, inputs);
   for (const auto& [name, c] : g.constants) values[name] = c.data;
   for (const auto& n : g.nodes) {
     const OpDef* op = find_op(n.op);

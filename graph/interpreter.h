@@ -19,6 +19,10 @@ using Values = std::map<std::string, std::vector<float>>;
 // naming the input otherwise.
 Values interpret(const Graph& g, const Values& inputs);
 
+// The value `inputs` gives for graph input `in`; throws LoomError naming the
+// input when it is missing or has another number of elements.
+const std::vector<float>& graph_input_value(const GraphInput& in, const Values& inputs);
+
 // Deterministic uniform values in [-1, 1) for every graph input.
 Values random_graph_inputs(const Graph& g, uint64_t seed);
 

@@ -76,6 +76,12 @@ nlohmann::json resolve_attrs(const OpDef& op, const nlohmann::json& attrs) {
     const nlohmann::json& like = it->like.is_null() ? it->default_value : it->like;
     if (!same_kind(v, like))
       throw LoomError("attribute '" + k + "': expected a value like " + like.dump() + ", got " + v.dump());
+    if (!it->choices.empty() && std::find(it->choices.begin(), it->choices.end(), v.get<std::string>()) == it->choices.end()) {
+      std::string allowed;
+      for (size_t c = 0; c < it->choices.size(); ++c)
+        allowed += (c == 0 ? "" : c + 1 == it->choices.size() ? " or " : ", ") + nlohmann::json(it->choices[c]).dump();
+      throw LoomError("attribute '" + k + "': expected " + allowed + ", got " + v.dump());
+    }
     out[k] = v;
   }
   for (const auto& a : op.attrs) {
@@ -87,6 +93,20 @@ nlohmann::json resolve_attrs(const OpDef& op, const nlohmann::json& attrs) {
 }
 
 namespace op_detail {
+
+OpDef make_op(const std::string& name, const std::string& doc, int min_inputs, int max_inputs, OpPattern pattern,
+              std::vector<OpAttr> attrs, decltype(OpDef::infer_shape) infer_shape, decltype(OpDef::lower) lower) {
+  OpDef op;
+  op.name = name;
+  op.doc = doc;
+  op.min_inputs = min_inputs;
+  op.max_inputs = max_inputs;
+  op.pattern = pattern;
+  op.attrs = std::move(attrs);
+  op.infer_shape = std::move(infer_shape);
+  op.lower = std::move(lower);
+  return op;
+}
 
 std::vector<int64_t> ir_shape(const Shape& s) { return s.empty() ? std::vector<int64_t>{1} : s; }
 

@@ -55,6 +55,8 @@ struct OpAttr {
   // whose default is empty (e.g. [0]: a list of integers); null: like the
   // default.
   nlohmann::json like = nullptr;
+  // A string attribute's allowed values (empty: any).
+  std::vector<std::string> choices = {};
 };
 
 struct OpDef {
@@ -83,6 +85,8 @@ nlohmann::json resolve_attrs(const OpDef& op, const nlohmann::json& attrs);
 
 // Helpers shared by the op families.
 namespace op_detail {
+OpDef make_op(const std::string& name, const std::string& doc, int min_inputs, int max_inputs, OpPattern pattern,
+              std::vector<OpAttr> attrs, decltype(OpDef::infer_shape) infer_shape, decltype(OpDef::lower) lower);
 // ir/ tensors have at least one dim: a graph scalar lowers as shape [1].
 std::vector<int64_t> ir_shape(const Shape& s);
 int64_t normalize_axis(int64_t axis, size_t ndim);  // throws for out of range

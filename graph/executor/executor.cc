@@ -109,9 +109,8 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
     for (const auto& v : tasks_.group_inputs[gi]) {
       const Location& loc = impl_->where.at(v);
       const bool is_output = std::count(net.outputs.begin(), net.outputs.end(), v) > 0;
-      if (loc.kind == Location::kBuffer && last_use.at(v) == gi && !is_output &&
-          std::find(free_buffers.begin(), free_buffers.end(), loc.buffer) == free_buffers.end())
-        free_buffers.push_back(loc.buffer);
+      // A group's inputs are distinct values, so each buffer is freed once.
+      if (loc.kind == Location::kBuffer && last_use.at(v) == gi && !is_output) free_buffers.push_back(loc.buffer);
     }
   }
 }
@@ -121,15 +120,8 @@ NetworkExecutor::~NetworkExecutor() = default;
 Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_seconds) {
   const Graph& net = tasks_.graph;
   std::map<std::string, float*> input_ptr;
-  for (const auto& in : net.inputs) {
-    auto it = inputs.find(in.name);
-    if (it == inputs.end()) throw LoomError("input '" + in.name + "': no value given");
-    if (static_cast<int64_t>(it->second.size()) != num_elements(in.shape))
-      throw LoomError("input '" + in.name + "': " + std::to_string(it->second.size()) + " values for shape " +
-                      shape_string(in.shape));
-    // Kernels never write their inputs.
-    input_ptr[in.name] = const_cast<float*>(it->second.data());
-  }
+  // Kernels never write their inputs.
+  for (const auto& in : net.inputs) input_ptr[in.name] = const_cast<float*>(graph_input_value(in, inputs).data());
   auto pointer = [&](const std::string& v) -> float* {
     const Location& loc = impl_->where.at(v);
     switch (loc.kind) {

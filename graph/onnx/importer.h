@@ -37,14 +37,6 @@ bool parse_message(const std::string& bytes, google::protobuf::MessageLite* msg)
 std::string type_name(int32_t elem_type);
 std::string ints_string(const std::vector<int64_t>& v);  // "[1,2,3]"
 
-// Far beyond any real tensor, and small enough that products of dimensions
-// and offsets never overflow int64 (here or in Loom's shape code).
-constexpr int64_t kMaxElements = int64_t{1} << 40;
-
-// The number of elements of `shape`; a negative dimension or more than
-// kMaxElements throws LoomError naming `what`.
-int64_t checked_elements(const Shape& shape, const std::string& what);
-
 // ---- values known at import time ------------------------------------------------
 
 // Float data or integer shape data (int64 and int32 alike).
@@ -65,7 +57,6 @@ Known known_from_proto(const onnx::TensorProto& t);
 std::vector<int64_t> strides_of(const Shape& s);  // row-major
 // Calls fn with every multi-index of `shape`, row-major.
 void for_each_index(const Shape& shape, const std::function<void(const std::vector<int64_t>&)>& fn);
-int64_t normalized_axis(int64_t axis, int64_t rank);  // throws for out of range
 
 // ---- the importer ---------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "graph/onnx/importer.h"
+#include "graph/ops.h"
 #include "ir/error.h"
 
 namespace loom::graph::onnx_detail {
@@ -111,7 +112,7 @@ void Importer::softmax() {
   require_inputs(1, 1);
   const int64_t rank = static_cast<int64_t>(shape_of(in(0)).size());
   const int64_t axis = attr_int("axis", opset_ < 13 ? 1 : -1);
-  const int64_t a = normalized_axis(axis, rank);
+  const int64_t a = op_detail::normalize_axis(axis, rank);
   if (opset_ < 13 && a != rank - 1)
     throw LoomError("axis=" + std::to_string(axis) + " of a " + std::to_string(rank) + "-D input under opset " +
                     std::to_string(opset_) + " normalizes over the flattened dims from the axis on (not supported; only the last axis)");
@@ -132,7 +133,7 @@ void Importer::layer_norm() {
   if (!output_used(1) && !output_used(2)) return;
   const int64_t rank = static_cast<int64_t>(shape_of(in(0)).size());
   std::vector<int64_t> axes;
-  for (int64_t d = normalized_axis(axis, rank); d < rank; ++d) axes.push_back(d);
+  for (int64_t d = op_detail::normalize_axis(axis, rank); d < rank; ++d) axes.push_back(d);
   const json reduce_attrs = {{"axes", axes}, {"keepdims", 1}};
   const std::string mean = emit("reduce_mean", {x}, reduce_attrs, output_used(1) ? node_->output(1) : "", "mean");
   if (!output_used(2)) return;

@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "graph/onnx/importer.h"
+#include "graph/ops.h"
 #include "ir/error.h"
 
 namespace loom::graph::onnx_detail {
@@ -60,7 +61,7 @@ Shape unsqueezed(const Shape& in, const std::vector<int64_t>& axes) {
   const int64_t rank = static_cast<int64_t>(in.size() + axes.size());
   std::vector<bool> inserted(rank, false);
   for (int64_t a : axes) {
-    const int64_t d = normalized_axis(a, rank);
+    const int64_t d = op_detail::normalize_axis(a, rank);
     if (inserted[d]) throw LoomError("axes " + ints_string(axes) + " repeat an axis");
     inserted[d] = true;
   }
@@ -75,7 +76,7 @@ Shape squeezed(const Shape& in, const std::vector<int64_t>& axes) {
   const int64_t rank = static_cast<int64_t>(in.size());
   std::vector<bool> removed(rank, false);
   for (int64_t a : axes) {
-    const int64_t d = normalized_axis(a, rank);
+    const int64_t d = op_detail::normalize_axis(a, rank);
     if (in[d] != 1) throw LoomError("axis " + std::to_string(a) + " has size " + std::to_string(in[d]) + ", not 1");
     removed[d] = true;
   }
@@ -144,18 +145,18 @@ void Importer::transpose() {
     if (p.empty())
       for (size_t d = rank; d-- > 0;) p.push_back(static_cast<int64_t>(d));
     std::vector<int64_t> sorted;
-    for (int64_t d : p) sorted.push_back(normalized_axis(d, rank));
+    for (int64_t d : p) sorted.push_back(op_detail::normalize_axis(d, rank));
     std::sort(sorted.begin(), sorted.end());
     for (size_t d = 0; d < sorted.size(); ++d)
       if (sorted.size() != rank || sorted[d] != static_cast<int64_t>(d))
         throw LoomError("attribute perm=" + ints_string(perm) + " is not a permutation of " + std::to_string(rank) + " dims");
     Shape shape;
-    for (int64_t d : p) shape.push_back(k->shape[normalized_axis(d, rank)]);
+    for (int64_t d : p) shape.push_back(k->shape[op_detail::normalize_axis(d, rank)]);
     const auto st = strides_of(k->shape);
     std::vector<int64_t> index;
     for_each_index(shape, [&](const std::vector<int64_t>& idx) {
       int64_t j = 0;
-      for (size_t d = 0; d < rank; ++d) j += idx[d] * st[normalized_axis(p[d], rank)];
+      for (size_t d = 0; d < rank; ++d) j += idx[d] * st[op_detail::normalize_axis(p[d], rank)];
       index.push_back(j);
     });
     set_known(node_->output(0), take(*k, shape, index));
@@ -185,7 +186,7 @@ void Importer::concat() {
   }
   // Shape data: the parts stacked into one tensor, then taken in output order.
   const int64_t rank = static_cast<int64_t>(parts[0]->shape.size());
-  const int64_t a = normalized_axis(axis, rank);
+  const int64_t a = op_detail::normalize_axis(axis, rank);
   Known all = known_ints({}, {});
   Shape shape = parts[0]->shape;
   shape[a] = 0;
@@ -233,7 +234,7 @@ void Importer::gather() {
   const std::vector<int64_t> indices = const_ints(1, "the indices");
   const Shape index_shape = constant_data(in(1))->shape;
   const int64_t rank = static_cast<int64_t>(d->shape.size());
-  const int64_t axis = normalized_axis(attr_int("axis", 0), rank);
+  const int64_t axis = op_detail::normalize_axis(attr_int("axis", 0), rank);
   const int64_t n = d->shape[axis];
   const int64_t outer = num_elements(Shape(d->shape.begin(), d->shape.begin() + axis));
   const int64_t inner = num_elements(Shape(d->shape.begin() + axis + 1, d->shape.end()));
@@ -306,7 +307,7 @@ void Importer::slice() {
   std::vector<int64_t> first(rank, 0), step(rank, 1);
   Shape shape = d->shape;
   for (size_t k = 0; k < starts.size(); ++k) {
-    const int64_t a = normalized_axis(axes[k], rank), dim = d->shape[a], st = steps[k];
+    const int64_t a = op_detail::normalize_axis(axes[k], rank), dim = d->shape[a], st = steps[k];
     if (st == 0) throw LoomError("a step of 0");
     if (dim == 0) {
       shape[a] = 0;

@@ -64,17 +64,6 @@ std::string type_name(int32_t elem_type) {
 
 std::string ints_string(const std::vector<int64_t>& v) { return json(v).dump(); }
 
-int64_t checked_elements(const Shape& shape, const std::string& what) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0) throw LoomError(what + ": negative dimension " + std::to_string(d));
-    if (d > kMaxElements || (d > 0 && n > kMaxElements / d))
-      throw LoomError(what + ": shape " + ints_string(shape) + " is too large (over 2^40 elements)");
-    n *= d;
-  }
-  return n;
-}
-
 Known known_ints(Shape shape, std::vector<int64_t> values) {
   Known k;
   k.is_float = false;
@@ -130,10 +119,5 @@ void for_each_index(const Shape& shape, const std::function<void(const std::vect
   }
 }
 
-int64_t normalized_axis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    throw LoomError("axis " + std::to_string(axis) + " is out of range for " + std::to_string(rank) + " dims");
-  return axis < 0 ? axis + rank : axis;
-}
 
 }  // namespace loom::graph::onnx_detail

@@ -16,34 +16,26 @@ Tensor lower_unary(const Tensor& x, const nlohmann::json& attrs, const std::stri
 }
 
 OpDef unary(const std::string& name, const std::string& doc, UnaryFn f, std::vector<OpAttr> attrs = {}) {
-  OpDef op;
-  op.name = name;
-  op.doc = doc;
-  op.attrs = std::move(attrs);
-  op.pattern = OpPattern::kElemWise;
-  op.infer_shape = [](const std::vector<Shape>& in, const nlohmann::json&) { return in[0]; };
-  op.lower = [f](const std::vector<Tensor>& in, const nlohmann::json& attrs, const std::string& out) {
-    return lower_unary(in[0], attrs, out, f);
-  };
-  return op;
+  return make_op(
+      name, doc, 1, 1, OpPattern::kElemWise, std::move(attrs),
+      [](const std::vector<Shape>& in, const nlohmann::json&) { return in[0]; },
+      [f](const std::vector<Tensor>& in, const nlohmann::json& attrs, const std::string& out) {
+        return lower_unary(in[0], attrs, out, f);
+      });
 }
 
 using BinaryFn = Expr (*)(Expr, Expr);
 
 OpDef binary(const std::string& name, const std::string& doc, BinaryFn f) {
-  OpDef op;
-  op.name = name;
-  op.doc = doc;
-  op.min_inputs = op.max_inputs = 2;
-  op.pattern = OpPattern::kBroadcast;
-  op.infer_shape = [](const std::vector<Shape>& in, const nlohmann::json&) { return broadcast_shapes(in[0], in[1]); };
-  op.lower = [f](const std::vector<Tensor>& in, const nlohmann::json&, const std::string& out) {
-    const Tensor &a = in[0], &b = in[1];
-    return compute_with_axes(
-        broadcast_shapes(a.shape(), b.shape()),
-        [&](const std::vector<Var>& v) { return f(a(broadcast_indices(a, v)), b(broadcast_indices(b, v))); }, out);
-  };
-  return op;
+  return make_op(
+      name, doc, 2, 2, OpPattern::kBroadcast, {},
+      [](const std::vector<Shape>& in, const nlohmann::json&) { return broadcast_shapes(in[0], in[1]); },
+      [f](const std::vector<Tensor>& in, const nlohmann::json&, const std::string& out) {
+        const Tensor &a = in[0], &b = in[1];
+        return compute_with_axes(
+            broadcast_shapes(a.shape(), b.shape()),
+            [&](const std::vector<Var>& v) { return f(a(broadcast_indices(a, v)), b(broadcast_indices(b, v))); }, out);
+      });
 }
 
 Expr add_fn(Expr a, Expr b) { return a + b; }
@@ -76,7 +68,7 @@ void register_elementwise_ops(std::vector<OpDef>& out) {
   out.push_back(unary("neg", "-x", [](Expr x, const nlohmann::json&) { return -x; }));
   out.push_back(unary("abs", "|x|", [](Expr x, const nlohmann::json&) { return fabs(x); }));
   out.push_back(unary("gelu", "x * Phi(x); approximate \"tanh\" uses the tanh form", gelu,
-                      {{"approximate", "none", "\"none\" (erf) or \"tanh\""}}));
+                      {{"approximate", "none", "\"none\" (erf) or \"tanh\"", nullptr, {"none", "tanh"}}}));
   out.push_back(unary(
       "clip", "min(max(x, min), max)",
       [](Expr x, const nlohmann::json& a) {
@@ -94,16 +86,6 @@ void register_elementwise_ops(std::vector<OpDef>& out) {
   out.push_back(binary("pow", "a ^ b", pow_fn));
   out.push_back(binary("max", "max(a, b)", max_fn));
   out.push_back(binary("min", "min(a, b)", min_fn));
-  for (auto& op : out)
-    if (op.name == "gelu") {
-      auto base = op.infer_shape;
-      op.infer_shape = [base](const std::vector<Shape>& in, const nlohmann::json& a) {
-        const std::string approx = a["approximate"].get<std::string>();
-        if (approx != "none" && approx != "tanh")
-          throw LoomError("attribute 'approximate': expected \"none\" or \"tanh\", got \"" + approx + "\"");
-        return base(in, a);
-      };
-    }
 }
 
 }  // namespace loom::graph::op_detail

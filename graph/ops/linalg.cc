@@ -127,30 +127,18 @@ Tensor matmul_lower(const std::vector<Tensor>& in, const nlohmann::json&, const 
 }  // namespace
 
 void register_linalg_ops(std::vector<OpDef>& out) {
-  OpDef gemm;
-  gemm.name = "gemm";
-  gemm.doc = "alpha * op(a) op(b) + beta * c (ONNX Gemm); op transposes with trans_a / trans_b";
-  gemm.min_inputs = 2;
-  gemm.max_inputs = 3;
-  gemm.pattern = OpPattern::kOutEWiseFusable;
-  gemm.attrs = {{"alpha", 1.0, "scale of the product"},
-                {"beta", 1.0, "scale of c"},
-                {"trans_a", 0, "1: a is K x M"},
-                {"trans_b", 0, "1: b is N x K"}};
-  gemm.infer_shape = gemm_shape;
-  gemm.lower = gemm_lower;
-  out.push_back(std::move(gemm));
-
-  OpDef mm;
-  mm.name = "matmul";
-  mm.doc = "numpy matmul: batch dims broadcast, 1-D operands as a row / column";
-  mm.min_inputs = mm.max_inputs = 2;
-  mm.pattern = OpPattern::kOutEWiseFusable;
-  mm.infer_shape = [](const std::vector<Shape>& in, const nlohmann::json&) {
-    return matmul_out(matmul_dims(in[0], in[1]));
-  };
-  mm.lower = matmul_lower;
-  out.push_back(std::move(mm));
+  out.push_back(make_op("gemm", "alpha * op(a) op(b) + beta * c (ONNX Gemm); op transposes with trans_a / trans_b", 2,
+                        3, OpPattern::kOutEWiseFusable,
+                        {{"alpha", 1.0, "scale of the product"},
+                         {"beta", 1.0, "scale of c"},
+                         {"trans_a", 0, "1: a is K x M"},
+                         {"trans_b", 0, "1: b is N x K"}},
+                        gemm_shape, gemm_lower));
+  out.push_back(make_op(
+      "matmul", "numpy matmul: batch dims broadcast, 1-D operands as a row / column", 2, 2,
+      OpPattern::kOutEWiseFusable, {},
+      [](const std::vector<Shape>& in, const nlohmann::json&) { return matmul_out(matmul_dims(in[0], in[1])); },
+      matmul_lower));
 }
 
 }  // namespace loom::graph::op_detail

@@ -279,33 +279,20 @@ Tensor layer_norm_lower(const std::vector<Tensor>& in, const nlohmann::json& a, 
       name);
 }
 
-OpDef make(const std::string& name, const std::string& doc, int min_in, int max_in, OpPattern pattern,
-           std::vector<OpAttr> attrs, decltype(OpDef::infer_shape) shape, decltype(OpDef::lower) lower) {
-  OpDef op;
-  op.name = name;
-  op.doc = doc;
-  op.min_inputs = min_in;
-  op.max_inputs = max_in;
-  op.pattern = pattern;
-  op.attrs = std::move(attrs);
-  op.infer_shape = std::move(shape);
-  op.lower = std::move(lower);
-  return op;
-}
 
 }  // namespace
 
 void register_nn_ops(std::vector<OpDef>& out) {
-  out.push_back(make("conv2d", "2-D convolution, data NCHW, weight K x C/group x R x S, optional bias K", 2, 3,
+  out.push_back(make_op("conv2d", "2-D convolution, data NCHW, weight K x C/group x R x S, optional bias K", 2, 3,
                      OpPattern::kOutEWiseFusable,
                      {{"strides", {1, 1}, "strides"},
                       {"pads", {0, 0, 0, 0}, "zero padding top, left, bottom, right"},
                       {"dilations", {1, 1}, "kernel dilation"},
                       {"group", 1, "channel groups"}},
                      conv2d_shape, conv2d_lower));
-  out.push_back(make("max_pool2d", "2-D max pooling (NCHW)", 1, 1, OpPattern::kOutEWiseFusable, pool_attrs(),
+  out.push_back(make_op("max_pool2d", "2-D max pooling (NCHW)", 1, 1, OpPattern::kOutEWiseFusable, pool_attrs(),
                      pool_shape, max_pool_lower));
-  out.push_back(make(
+  out.push_back(make_op(
       "avg_pool2d", "2-D average pooling (NCHW)", 1, 1, OpPattern::kOutEWiseFusable, pool_attrs(),
       [](const std::vector<Shape>& in, const nlohmann::json& a) {
         // Refused here, not only when lowering, so that validate() names the node.
@@ -314,7 +301,7 @@ void register_nn_ops(std::vector<OpDef>& out) {
         return pool_shape(in, a);
       },
       avg_pool_lower));
-  out.push_back(make(
+  out.push_back(make_op(
       "global_avg_pool2d", "mean over the spatial dims (N, C, spatial...)", 1, 1, OpPattern::kOutEWiseFusable, {},
       [](const std::vector<Shape>& in, const nlohmann::json&) {
         if (in[0].size() < 3) throw LoomError("the data needs spatial dims");
@@ -323,17 +310,17 @@ void register_nn_ops(std::vector<OpDef>& out) {
         return s;
       },
       global_avg_pool_lower));
-  out.push_back(make("batch_norm", "inference batch normalization over dim 1 (x, scale, bias, mean, var)", 5, 5,
+  out.push_back(make_op("batch_norm", "inference batch normalization over dim 1 (x, scale, bias, mean, var)", 5, 5,
                      OpPattern::kBroadcast, {{"epsilon", 1e-5, "added to the variance"}}, batch_norm_shape,
                      batch_norm_lower));
-  out.push_back(make(
+  out.push_back(make_op(
       "softmax", "softmax along one axis", 1, 1, OpPattern::kOpaque, {{"axis", -1, "the softmax axis"}},
       [](const std::vector<Shape>& in, const nlohmann::json& a) {
         normalize_axis(a["axis"].get<int64_t>(), in[0].size());
         return in[0];
       },
       softmax_lower));
-  out.push_back(make("layer_norm", "layer normalization over dims [axis, rank) (x, scale, optional bias)", 2, 3,
+  out.push_back(make_op("layer_norm", "layer normalization over dims [axis, rank) (x, scale, optional bias)", 2, 3,
                      OpPattern::kOpaque, {{"axis", -1, "first normalized dim"}, {"epsilon", 1e-5, "added to the variance"}},
                      layer_norm_shape, layer_norm_lower));
 }

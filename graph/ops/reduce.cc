@@ -66,16 +66,10 @@ Shape reduced_shape(const Shape& in, const std::vector<int64_t>& axes, bool keep
 }
 
 OpDef reduce_op(const std::string& name, const std::string& doc, ReduceKind kind, bool mean) {
-  OpDef op;
-  op.name = name;
-  op.doc = doc;
-  op.pattern = OpPattern::kCommReduce;
-  op.attrs = {{"axes", nlohmann::json::array(), "axes to reduce (empty: all)", {0}},
-              {"keepdims", 1, "keep reduced dims as size 1 (1) or drop them (0)"}};
-  op.infer_shape = [](const std::vector<Shape>& in, const nlohmann::json& a) {
+  auto shape = [](const std::vector<Shape>& in, const nlohmann::json& a) {
     return reduced_shape(in[0], normalize_axes(a["axes"], in[0].size()), a["keepdims"].get<int>() != 0);
   };
-  op.lower = [kind, mean](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& out) {
+  auto lower = [kind, mean](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& out) {
     const Tensor& x = in[0];
     auto axes = normalize_axes(a["axes"], x.ndim());
     const bool keep = a["keepdims"].get<int>() != 0;
@@ -87,7 +81,10 @@ OpDef reduce_op(const std::string& name, const std::string& doc, ReduceKind kind
         s.shape(), [&](const std::vector<Var>& v) { return s(std::vector<Expr>(v.begin(), v.end())) * float_imm(1.0 / count); },
         out);
   };
-  return op;
+  return make_op(name, doc, 1, 1, OpPattern::kCommReduce,
+                 {{"axes", nlohmann::json::array(), "axes to reduce (empty: all)", {0}},
+                  {"keepdims", 1, "keep reduced dims as size 1 (1) or drop them (0)"}},
+                 shape, lower);
 }
 
 }  // namespace

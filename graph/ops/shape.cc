@@ -21,9 +21,9 @@ Shape reshape_target(const Shape& in, const nlohmann::json& spec) {
     if (d == -1) {
       if (infer >= 0) throw LoomError("attribute 'shape': more than one -1");
       infer = static_cast<int>(i);
-    } else if (d < 1 || d > (int64_t{1} << 40)) {
+    } else if (d < 1 || d > kMaxElements) {
       throw LoomError("attribute 'shape': bad dimension " + std::to_string(d));
-    } else if (known > (int64_t{1} << 40) / d) {  // checked before multiplying: no overflow
+    } else if (known > kMaxElements / d) {  // checked before multiplying: no overflow
       throw LoomError("attribute 'shape': " + spec.dump() + " has more than 2^40 elements");
     } else {
       known *= d;
@@ -86,14 +86,7 @@ std::vector<int64_t> perm_of(const nlohmann::json& attr, size_t ndim) {
 
 OpDef injective(const std::string& name, const std::string& doc, std::vector<OpAttr> attrs,
                 decltype(OpDef::infer_shape) shape, decltype(OpDef::lower) lower) {
-  OpDef op;
-  op.name = name;
-  op.doc = doc;
-  op.pattern = OpPattern::kInjective;
-  op.attrs = std::move(attrs);
-  op.infer_shape = std::move(shape);
-  op.lower = std::move(lower);
-  return op;
+  return make_op(name, doc, 1, 1, OpPattern::kInjective, std::move(attrs), std::move(shape), std::move(lower));
 }
 
 }  // namespace

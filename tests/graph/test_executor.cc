@@ -11,84 +11,61 @@
 #include "ir/reference.h"
 #include "measure/records.h"
 #include "measure/task.h"
+#include "tests/graph/graph_builder.h"
 
 namespace loom::graph {
 namespace {
 
-// Deterministic constant data in [-0.5, 0.5).
-Constant make_constant(Shape shape, uint32_t seed) {
-  Constant c{shape, std::vector<float>(num_elements(shape))};
-  uint32_t s = seed * 2654435761u + 1;
-  for (float& v : c.data) {
-    s = s * 1664525u + 1013904223u;
-    v = static_cast<float>((s >> 8) / 16777216.0 - 0.5);
-  }
-  return c;
-}
-
-void add_node(Graph& g, const std::string& op, std::vector<std::string> inputs, const std::string& out,
-              nlohmann::json attrs = nlohmann::json::object()) {
-  g.nodes.push_back({"n_" + out, op, std::move(inputs), out, std::move(attrs)});
-}
+using testing::GraphBuilder;
 
 // conv-bn-relu, conv-bn + residual add + relu, max pool, global pool,
 // flatten, gemm: the blocks of a ResNet on an 8x8 image.
 Graph small_resnet() {
-  Graph g;
-  g.inputs = {{"x", {1, 3, 8, 8}}};
-  g.constants["w1"] = make_constant({8, 3, 3, 3}, 1);
-  g.constants["w2"] = make_constant({8, 8, 3, 3}, 2);
-  for (const char* p : {"bn1", "bn2"}) {
-    g.constants[std::string(p) + "_scale"] = make_constant({8}, 3);
-    g.constants[std::string(p) + "_bias"] = make_constant({8}, 4);
-    g.constants[std::string(p) + "_mean"] = make_constant({8}, 5);
-    Constant var = make_constant({8}, 6);
-    for (float& v : var.data) v += 1.0f;  // positive variances
-    g.constants[std::string(p) + "_var"] = var;
+  GraphBuilder b;
+  b.input("x", {1, 3, 8, 8}).pattern_constant("w1", {8, 3, 3, 3}, 1).pattern_constant("w2", {8, 8, 3, 3}, 2);
+  for (const std::string p : {"bn1", "bn2"}) {
+    std::vector<float> var = GraphBuilder::pattern_values(8, 6);
+    for (float& v : var) v += 1.5f;  // positive variances
+    b.pattern_constant(p + "_scale", {8}, 3).pattern_constant(p + "_bias", {8}, 4).pattern_constant(p + "_mean", {8}, 5);
+    b.constant(p + "_var", {8}, var);
   }
-  g.constants["fc_w"] = make_constant({5, 8}, 7);
-  g.constants["fc_b"] = make_constant({5}, 8);
-  nlohmann::json conv = {{"pads", {1, 1, 1, 1}}};
-  add_node(g, "conv2d", {"x", "w1"}, "c1", conv);
-  add_node(g, "batch_norm", {"c1", "bn1_scale", "bn1_bias", "bn1_mean", "bn1_var"}, "b1");
-  add_node(g, "relu", {"b1"}, "r1");
-  add_node(g, "conv2d", {"r1", "w2"}, "c2", conv);
-  add_node(g, "batch_norm", {"c2", "bn2_scale", "bn2_bias", "bn2_mean", "bn2_var"}, "b2");
-  add_node(g, "add", {"b2", "r1"}, "s2");
-  add_node(g, "relu", {"s2"}, "r2");
-  add_node(g, "max_pool2d", {"r2"}, "p", {{"kernel", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}});
-  add_node(g, "global_avg_pool2d", {"p"}, "gp");
-  add_node(g, "flatten", {"gp"}, "f");
-  add_node(g, "gemm", {"f", "fc_w", "fc_b"}, "y", {{"trans_b", 1}});
-  g.outputs = {"y"};
-  g.validate();
-  return g;
+  b.pattern_constant("fc_w", {5, 8}, 7).pattern_constant("fc_b", {5}, 8);
+  const nlohmann::json conv = {{"pads", {1, 1, 1, 1}}};
+  b.node("conv2d", {"x", "w1"}, "c1", conv)
+      .node("batch_norm", {"c1", "bn1_scale", "bn1_bias", "bn1_mean", "bn1_var"}, "b1")
+      .node("relu", {"b1"}, "r1")
+      .node("conv2d", {"r1", "w2"}, "c2", conv)
+      .node("batch_norm", {"c2", "bn2_scale", "bn2_bias", "bn2_mean", "bn2_var"}, "b2")
+      .node("add", {"b2", "r1"}, "s2")
+      .node("relu", {"s2"}, "r2")
+      .node("max_pool2d", {"r2"}, "p", {{"kernel", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}})
+      .node("global_avg_pool2d", {"p"}, "gp")
+      .node("flatten", {"gp"}, "f")
+      .node("gemm", {"f", "fc_w", "fc_b"}, "y", {{"trans_b", 1}});
+  return b.build({"y"});
 }
 
 // One attention head with layer norm and a GELU feed-forward (sequence 8,
 // hidden 16).
 Graph small_attention() {
-  Graph g;
-  g.inputs = {{"x", {1, 8, 16}}};
-  for (const char* w : {"wq", "wk", "wv", "w1"}) g.constants[w] = make_constant({16, 16}, w[1]);
-  g.constants["scale"] = Constant{{}, {0.25f}};
-  g.constants["ln_s"] = make_constant({16}, 11);
-  g.constants["ln_b"] = make_constant({16}, 12);
-  add_node(g, "matmul", {"x", "wq"}, "q");
-  add_node(g, "matmul", {"x", "wk"}, "k");
-  add_node(g, "matmul", {"x", "wv"}, "v");
-  add_node(g, "transpose", {"k"}, "kt", {{"perm", {0, 2, 1}}});
-  add_node(g, "matmul", {"q", "kt"}, "s");
-  add_node(g, "mul", {"s", "scale"}, "ss");
-  add_node(g, "softmax", {"ss"}, "a", {{"axis", -1}});
-  add_node(g, "matmul", {"a", "v"}, "o");
-  add_node(g, "add", {"o", "x"}, "res");
-  add_node(g, "layer_norm", {"res", "ln_s", "ln_b"}, "ln");
-  add_node(g, "matmul", {"ln", "w1"}, "h");
-  add_node(g, "gelu", {"h"}, "y");
-  g.outputs = {"y"};
-  g.validate();
-  return g;
+  GraphBuilder b;
+  b.input("x", {1, 8, 16});
+  uint32_t seed = 1;
+  for (const char* w : {"wq", "wk", "wv", "w1"}) b.pattern_constant(w, {16, 16}, seed++);
+  b.constant("scale", {}, {0.25f}).pattern_constant("ln_s", {16}, 11).pattern_constant("ln_b", {16}, 12);
+  b.node("matmul", {"x", "wq"}, "q")
+      .node("matmul", {"x", "wk"}, "k")
+      .node("matmul", {"x", "wv"}, "v")
+      .node("transpose", {"k"}, "kt", {{"perm", {0, 2, 1}}})
+      .node("matmul", {"q", "kt"}, "s")
+      .node("mul", {"s", "scale"}, "ss")
+      .node("softmax", {"ss"}, "a", {{"axis", -1}})
+      .node("matmul", {"a", "v"}, "o")
+      .node("add", {"o", "x"}, "res")
+      .node("layer_norm", {"res", "ln_s", "ln_b"}, "ln")
+      .node("matmul", {"ln", "w1"}, "h")
+      .node("gelu", {"h"}, "y");
+  return b.build({"y"});
 }
 
 void expect_matches_interpreter(const Graph& g, int threads) {
@@ -107,15 +84,14 @@ TEST(NetworkExecutor, AttentionBlockMatchesTheInterpreterOnTwoThreads) { expect_
 TEST(NetworkExecutor, ReusesTheBufferOfAValueWhoseLastReaderHasRun) {
   // x -> conv -> softmax -> conv -> softmax: four groups in a chain; the
   // third group's output can take the first group's buffer.
-  Graph g;
-  g.inputs = {{"x", {1, 4, 6, 6}}};
-  g.constants["w"] = make_constant({4, 4, 1, 1}, 1);
-  add_node(g, "conv2d", {"x", "w"}, "a");
-  add_node(g, "softmax", {"a"}, "b", {{"axis", 1}});
-  add_node(g, "conv2d", {"b", "w"}, "c");
-  add_node(g, "softmax", {"c"}, "y", {{"axis", 1}});
-  g.outputs = {"y"};
-  g.validate();
+  Graph g = GraphBuilder()
+                .input("x", {1, 4, 6, 6})
+                .pattern_constant("w", {4, 4, 1, 1})
+                .node("conv2d", {"x", "w"}, "a")
+                .node("softmax", {"a"}, "b", {{"axis", 1}})
+                .node("conv2d", {"b", "w"}, "c")
+                .node("softmax", {"c"}, "y", {{"axis", 1}})
+                .build({"y"});
   NetworkExecutor ex(g, {1});
   ASSERT_EQ(ex.tasks().groups.size(), 4u);
   EXPECT_EQ(ex.unplanned_bytes(), 4 * 144 * 4);
