@@ -74,7 +74,8 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-// Runs argv with stdout+stderr sent to log_path; returns the exit status.
+}  // namespace
+
 int run_process(const std::vector<std::string>& argv, const std::string& log_path) {
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -94,6 +95,8 @@ int run_process(const std::vector<std::string>& argv, const std::string& log_pat
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
+
+namespace {
 
 // An OpenMP module pulls in its runtime (libgomp / libomp) whose worker
 // threads outlive a parallel region; unloading the runtime with the module
@@ -180,7 +183,7 @@ CompiledCModule& CompiledCModule::operator=(CompiledCModule&& o) noexcept {
 
 CompiledCModule CompiledCModule::from_func(const LoweredFunc& f, const CSourceOptions& src_opts,
                                            CCompileOptions cc_opts) {
-  if (src_opts.openmp) cc_opts.openmp = true;
+  if (src_opts.parallel == CParallel::kOpenMP) cc_opts.openmp = true;
   return CompiledCModule(emit_c_source(f, src_opts), c_function_name(f) + "_packed", cc_opts,
                          static_cast<int>(f.args.size()));
 }

@@ -53,6 +53,11 @@ class CompiledCModule {
   std::string source_;
 };
 
+// Runs argv (the program looked up in PATH) with stdout and stderr written to
+// log_path; returns its exit status (128 + the signal when killed). Throws
+// LoomError when the program cannot be started.
+int run_process(const std::vector<std::string>& argv, const std::string& log_path);
+
 // The compiler command line (without input/output files) for these options.
 std::vector<std::string> c_compile_command(const CCompileOptions& opts);
 

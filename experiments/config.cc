@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "experiments/task_file.h"
+#include "graph/graph.h"
+#include "graph/tasks.h"
 #include "ir/error.h"
 
 namespace loom {
@@ -37,6 +39,24 @@ std::string string(const nlohmann::json& j, const std::string& path) {
   return j.get<std::string>();
 }
 
+// The tasks of a network config's model, and its batch checked.
+void add_network_tasks(ExperimentConfig& c) {
+  graph::Graph g = graph::load_graph(c.network);
+  for (const auto& in : g.inputs) {
+    if (c.batch > 0 && (in.shape.empty() || in.shape[0] != c.batch))
+      throw LoomError("batch: " + c.network + " has input '" + in.name + "' of shape " + graph::shape_string(in.shape) +
+                      ", not batch " + std::to_string(c.batch) + " (make the model with that batch, e.g. " +
+                      "scripts/make_models.py --batch " + std::to_string(c.batch) + ")");
+  }
+  graph::NetworkTasks nt = graph::extract_tasks(g);
+  for (const auto& t : nt.tasks) {
+    ConfigTask ct;
+    ct.weight = t.weight;
+    ct.task = Task::make(kSubgraphWorkload, t.subgraph, c.target);
+    c.tasks.push_back(ct);
+  }
+}
+
 }  // namespace
 
 MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::string& path) {
@@ -68,7 +88,8 @@ nlohmann::json measure_options_to_json(const MeasureOptions& m) {
 }
 
 ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
-  check_keys(j, "", {"name", "comment", "target", "tasks", "search", "cost_model", "measure", "baselines", "outputs"});
+  check_keys(j, "", {"name", "comment", "target", "tasks", "network", "batch", "search", "cost_model", "measure",
+                     "baselines", "outputs"});
   ExperimentConfig c;
   if (j.contains("name")) c.name = string(j["name"], "name");
   if (j.contains("target")) {
@@ -79,9 +100,21 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
       throw LoomError(m.rfind("target", 0) == 0 ? m : "target: " + m);
     }
   }
-  if (!j.contains("tasks") || !j["tasks"].is_array() || j["tasks"].empty())
+  if (j.contains("network")) {
+    c.network = string(j["network"], "network");
+    if (c.network.empty()) throw LoomError("network: expected a model file");
+    if (j.contains("tasks")) throw LoomError("tasks: a network config lists no tasks (they are the network's)");
+    if (j.contains("batch")) c.batch = integer(j["batch"], "batch", 1, 1 << 20);
+    if (!j.contains("name")) c.name = std::filesystem::path(c.network).stem().string();
+    // Network tasks are compared with PyTorch (loom network run), not with
+    // per-operator libraries.
+    c.baselines.clear();
+  } else if (j.contains("batch")) {
+    throw LoomError("batch: only a network config has a batch");
+  } else if (!j.contains("tasks") || !j["tasks"].is_array() || j["tasks"].empty()) {
     throw LoomError("tasks: expected a non-empty array of tasks");
-  for (size_t i = 0; i < j["tasks"].size(); ++i) {
+  }
+  for (size_t i = 0; c.network.empty() && i < j["tasks"].size(); ++i) {
     const auto& t = j["tasks"][i];
     std::string path = "tasks[" + std::to_string(i) + "]";
     check_keys(t, path, {"workload", "params", "weight", "comment"});
@@ -151,6 +184,15 @@ ExperimentConfig ExperimentConfig::load(const std::string& path) {
   resolve(c.report_dir, c.name + "_report");
   if (!c.pretrained_model.empty() && std::filesystem::path(c.pretrained_model).is_relative())
     c.pretrained_model = (base / c.pretrained_model).string();
+  if (!c.network.empty()) {
+    if (std::filesystem::path(c.network).is_relative()) c.network = (base / c.network).string();
+    try {
+      add_network_tasks(c);
+    } catch (const LoomError& e) {
+      std::string m = e.what();
+      throw LoomError(path + ": " + (m.rfind("batch", 0) == 0 ? m : "network: " + m));
+    }
+  }
   return c;
 }
 
@@ -162,6 +204,12 @@ nlohmann::json ExperimentConfig::to_json() const {
                         {"measure", measure_options_to_json(measure)},
                         {"baselines", baselines},
                         {"outputs", {{"log", log_path}, {"export", export_dir}, {"report", report_dir}}}};
+  if (!network.empty()) {
+    // The model's tasks are its subgraphs: named by the model, not listed.
+    out["network"] = network;
+    if (batch > 0) out["batch"] = batch;
+    return out;
+  }
   nlohmann::json tl = nlohmann::json::array();
   for (const auto& t : this->tasks)
     tl.push_back({{"workload", t.task.workload}, {"params", t.task.params}, {"weight", t.weight}});

@@ -25,6 +25,12 @@ struct ExperimentConfig {
   std::string name = "experiment";
   Target target;
   std::vector<ConfigTask> tasks;
+  // A network config names a model (.onnx or graph .json; relative to the
+  // config's folder) instead of tasks: load() extracts its fused subgraphs
+  // as tasks weighted by their occurrences (graph/tasks.h). `batch`, when
+  // given, must be the model's batch (the first dimension of its inputs).
+  std::string network;
+  int batch = 0;
   SearchSettings search;
   std::string cost_model = "mlp";               // mlp | xgb | random
   nlohmann::json cost_model_options = nlohmann::json::object();
@@ -40,6 +46,8 @@ struct ExperimentConfig {
   std::string report_dir;   // default <name>_report
 
   static ExperimentConfig from_json(const nlohmann::json& j);
+  // Reads the file, resolves relative paths, and for a network config
+  // imports the model and fills `tasks`.
   static ExperimentConfig load(const std::string& path);
   // Every effective setting, defaults included (echoed at start-up).
   nlohmann::json to_json() const;

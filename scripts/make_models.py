@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes Loom's benchmark networks as ONNX and frozen TorchScript files.
 
-    /usr/bin/python3 scripts/make_models.py OUTDIR [--models resnet50,mobilenet_v2,bert_layer]
+    /usr/bin/python3 scripts/make_models.py OUTDIR [--models resnet50,mobilenet_v2,bert_layer] [--batch N]
     /usr/bin/python3 scripts/make_models.py OUTDIR --small
 
 For each network NAME it writes
@@ -11,8 +11,8 @@ For each network NAME it writes
     OUTDIR/NAME.input.bin   a seeded random input, raw little-endian float32
     OUTDIR/NAME.output.bin  PyTorch's output for that input, raw float32
 
-The networks (batch 1, random weights from torch.manual_seed(0); nothing is
-downloaded):
+The networks (batch 1, or N with --batch N, then named NAME_bN; random
+weights from torch.manual_seed(0); nothing is downloaded):
     resnet50      torchvision ResNet-50, 3x224x224
     mobilenet_v2  torchvision MobileNet-V2, 3x224x224
     bert_layer    a BERT-base encoder layer: hidden 768, 12 heads, FFN 3072,
@@ -165,16 +165,16 @@ def randomize_batch_norm(model, input_shape, generator):
     model.eval()
 
 
-def build(name):
+def build(name, batch=1):
     """(model in eval mode, input shape, ONNX opset) for a network name."""
     if name == "resnet50":
-        return torchvision.models.resnet50(weights=None), (1, 3, 224, 224), 13
+        return torchvision.models.resnet50(weights=None), (batch, 3, 224, 224), 13
     if name == "mobilenet_v2":
-        return torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224), 13
+        return torchvision.models.mobilenet_v2(weights=None), (batch, 3, 224, 224), 13
     # Opset 17 has LayerNormalization; at 13 it would be spelled out in
     # reductions.
     if name == "bert_layer":
-        return EncoderLayer(768, 12, 3072, batch=1, seq=128), (1, 128, 768), 17
+        return EncoderLayer(768, 12, 3072, batch=batch, seq=128), (batch, 128, 768), 17
     if name == "tiny_cnn":
         return TinyCNN(), (1, 4, 8, 8), 13
     if name == "tiny_attention":
@@ -188,9 +188,11 @@ FULL_MODELS = ["resnet50", "mobilenet_v2", "bert_layer"]
 SMALL_MODELS = ["tiny_cnn", "tiny_attention", "tiny_ops"]
 
 
-def write_model(name, outdir):
+def write_model(name, outdir, batch=1):
     torch.manual_seed(SEED)
-    model, input_shape, opset = build(name)
+    model, input_shape, opset = build(name, batch)
+    if batch != 1:
+        name = f"{name}_b{batch}"
     generator = torch.Generator().manual_seed(SEED + 1)
     randomize_batch_norm(model, input_shape, generator)
     model.eval()
@@ -263,12 +265,15 @@ def main():
     parser.add_argument("--models", default=",".join(FULL_MODELS),
                         help="comma-separated networks (default: %(default)s)")
     parser.add_argument("--small", action="store_true", help="write the tiny test networks instead")
+    parser.add_argument("--batch", type=int, default=1, help="batch size of the networks (default 1)")
     args = parser.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
     names = SMALL_MODELS if args.small else [n for n in args.models.split(",") if n]
+    if args.batch < 1:
+        parser.error("--batch must be at least 1")
     for name in names:
-        write_model(name, args.outdir)
+        write_model(name, args.outdir, 1 if args.small else args.batch)
     if args.small:
         write_fixture_models(args.outdir)
     return 0

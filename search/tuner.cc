@@ -202,6 +202,12 @@ void Tuner::run() {
     }
     one_round(ti);
     elapsed_s_ = before + seconds_since(t0);
+    // Several tasks (a network's): where the budget went and the estimated
+    // end-to-end latency, the objective the task scheduler minimizes.
+    if (policies_.size() > 1) {
+      std::string table = summary_table();
+      opts_.print(table.substr(0, table.size() - 1));
+    }
   }
   if (stop_requested()) opts_.print("interrupted: stopped after the current batch; the log is complete");
   else if (trials_ > trials_before) confirm();  // a finished log resumed as is is not confirmed again
@@ -269,13 +275,22 @@ std::string Tuner::summary_table() const {
   std::ostringstream os;
   os << fmt("%-48s %8s %10s %12s %10s %7s\n", "task", "weight", "GFLOP", "best ms", "GFLOP/s", "trials");
   double total = 0;
+  size_t measured = 0;
   for (const auto& s : summary()) {
     bool ok = std::isfinite(s.best_cost) && s.best_cost > 0;
-    os << fmt("%-48s %8.2f %10.3f %12.4f %10.2f %7d\n", s.description.substr(0, 48).c_str(), s.weight,
-              s.flops / 1e9, ok ? s.best_cost * 1e3 : 0.0, ok ? s.flops / s.best_cost / 1e9 : 0.0, s.trials);
+    if (ok)
+      os << fmt("%-48s %8.2f %10.3f %12.4f %10.2f %7d\n", s.description.substr(0, 48).c_str(), s.weight,
+                s.flops / 1e9, s.best_cost * 1e3, s.flops / s.best_cost / 1e9, s.trials);
+    else
+      os << fmt("%-48s %8.2f %10.3f %12s %10s %7d\n", s.description.substr(0, 48).c_str(), s.weight, s.flops / 1e9,
+                "-", "-", s.trials);
     if (ok) total += s.weight * s.best_cost;
+    measured += ok ? 1 : 0;
   }
-  os << fmt("weighted total latency: %.4f ms; %d trials in %.1f s\n", total * 1e3, trials_, elapsed_s_);
+  const std::string unmeasured =
+      measured < policies_.size() ? fmt(" (%zu of %zu tasks not measured yet)", policies_.size() - measured, policies_.size()) : "";
+  os << fmt("weighted total latency: %.4f ms%s; %d trials in %.1f s\n", total * 1e3, unmeasured.c_str(), trials_,
+            elapsed_s_);
   return os.str();
 }
 

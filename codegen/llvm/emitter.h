@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "codegen/lane_analysis.h"  // classify_index, can_vectorize, ... (namespace loom)
 #include "ir/expr.h"
 #include "ir/stmt.h"
 
@@ -147,24 +148,6 @@ class IREmitter {
   std::unordered_map<std::string, llvm::MDNode*> scopes_;
   std::unordered_map<std::string, std::pair<llvm::MDNode*, llvm::MDNode*>> scope_lists_;
 };
-
-// Analyses used by the emitter (no LLVM types; unrolling decisions are in
-// codegen/unrolling.h).
-// If e == e|var=0 + stride*var for all values of var (affine with a constant
-// coefficient), sets *stride and returns true.
-bool linear_stride(const Expr& e, int64_t var_id, int64_t* stride);
-bool uses_var_id(const Expr& e, int64_t var_id);
-bool contains_load(const Expr& e);
-// How an index varies over the lanes of the vector chunks of a loop
-// (chunks of `width` lanes starting at multiples of width).
-struct IndexPattern {
-  enum Kind { kUniform, kContiguous, kChunkUniform, kGeneral } kind = kUniform;
-  bool separable = false;  // index = g(other vars) + h(var), h tabulated
-  bool injective = false;  // distinct lanes -> distinct elements (when known)
-};
-IndexPattern classify_index(const Expr& idx, int64_t var_id, int64_t extent, int width);
-// Whether the loop `s` (kVectorized) can be emitted as vector code.
-bool can_vectorize(const Stmt& s, int width);
 
 }  // namespace llvm_backend
 }  // namespace loom

@@ -17,27 +17,6 @@
 namespace loom {
 namespace llvm_backend {
 
-namespace {
-
-void collect_uses(const Stmt& s, std::set<int64_t>* vars, std::set<std::string>* buffers) {
-  auto on_expr = [&](const Expr& e) {
-    if (!e.defined()) return;
-    visit(e, [&](const Expr& x) {
-      if (x->kind == ExprKind::kVar) vars->insert(x->var_id);
-      if (x->kind == ExprKind::kLoad) buffers->insert(x->name);
-    });
-  };
-  visit_stmt(s, [&](const Stmt& x) {
-    if (!x) return;
-    on_expr(x->index);
-    on_expr(x->value);
-    on_expr(x->cond);
-    if (x->kind == StmtKind::kStore) buffers->insert(x->buffer);
-  });
-}
-
-}  // namespace
-
 IREmitter::IREmitter(const LoweredFunc& f, llvm::Module& m, const EmitOptions& opts)
     : f_(f), m_(m), ctx_(m.getContext()), b_(m.getContext()), opts_(opts) {
   llvm::FastMathFlags fmf;

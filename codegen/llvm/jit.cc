@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <set>
 
@@ -233,6 +234,82 @@ std::string llvm_host_cpu_description() {
 
 int llvm_native_vector_width() { return state().native_width; }
 
+namespace {
+
+// The kernel's module, verified and optimized: what compile_llvm runs and
+// compile_llvm_object writes, so the exported object is the timed program.
+struct OptimizedModule {
+  std::unique_ptr<llvm::LLVMContext> ctx;
+  std::unique_ptr<llvm::Module> module;
+  std::string ir;
+  double emit_ms = 0, optimize_ms = 0;
+};
+
+OptimizedModule build_module(JITState& st, const LoweredFunc& f, const LLVMCompileOptions& opts,
+                             const std::string& entry, llvm::TargetMachine* tm,
+                             const std::function<void(llvm::Module&, llvm::Function*)>& extend = {}) {
+  auto t0 = std::chrono::steady_clock::now();
+  OptimizedModule out;
+  out.ctx = std::make_unique<llvm::LLVMContext>();
+  out.module = std::make_unique<llvm::Module>(entry, *out.ctx);
+  llvm::Module& module = *out.module;
+  module.setDataLayout(st.jit->getDataLayout());
+  module.setTargetTriple(st.jit->getTargetTriple().str());
+
+  llvm_backend::EmitOptions eo;
+  eo.num_threads = std::max(opts.num_threads, 1);
+  eo.vector_width = opts.vector_width > 0 ? opts.vector_width : st.native_width;
+  eo.cpu = st.cpu;
+  eo.features = st.features;
+  eo.vector_math = st.vector_math;
+  llvm_backend::IREmitter emitter(f, module, eo);
+  llvm::Function* fn = emitter.emit_entry(entry);
+  if (extend) extend(module, fn);
+
+  std::string verify_msg;
+  llvm::raw_string_ostream vos(verify_msg);
+  if (llvm::verifyModule(module, &vos)) {
+    vos.flush();
+    throw LoomError("LLVM backend: invalid IR for " + f.name + ": " + verify_msg.substr(0, 2000));
+  }
+  if (opts.dump_ir) {
+    llvm::raw_string_ostream os(out.ir);
+    os << "; ---- before optimization\n" << module;
+  }
+  auto t_emit = std::chrono::steady_clock::now();
+  optimize(module, tm, opts.opt_level);
+  auto t_opt = std::chrono::steady_clock::now();
+  if (opts.dump_ir) {
+    llvm::raw_string_ostream os(out.ir);
+    os << "; ---- after optimization\n" << module;
+    os.flush();
+  }
+  auto ms = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count() * 1e3; };
+  out.emit_ms = ms(t0, t_emit);
+  out.optimize_ms = ms(t_emit, t_opt);
+  return out;
+}
+
+// `void typed(float* a0, ..., float* aN)` calling the packed entry: the C
+// signature of the exported object, which the C backend's unit also has.
+void add_typed_wrapper(llvm::Module& m, llvm::Function* packed, const std::string& name, size_t nargs) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* fptr = llvm::Type::getFloatPtrTy(ctx);
+  std::vector<llvm::Type*> params(nargs, fptr);
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
+  auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, name, &m);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  auto* arr_ty = llvm::ArrayType::get(fptr, std::max<size_t>(nargs, 1));
+  auto* arr = b.CreateAlloca(arr_ty);
+  for (size_t i = 0; i < nargs; ++i)
+    b.CreateStore(fn->getArg(static_cast<unsigned>(i)), b.CreateConstInBoundsGEP2_64(arr_ty, arr, 0, i));
+  b.CreateCall(packed, {b.CreateConstInBoundsGEP2_64(arr_ty, arr, 0, 0)});
+  b.CreateRetVoid();
+}
+
+}  // namespace
+
 std::unique_ptr<CompiledKernel> compile_llvm(const LoweredFunc& f, const LLVMCompileOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   JITState& st = state();
@@ -241,43 +318,14 @@ std::unique_ptr<CompiledKernel> compile_llvm(const LoweredFunc& f, const LLVMCom
                               error_text(tm_or.takeError()));
   std::unique_ptr<llvm::TargetMachine> tm = std::move(*tm_or);
 
-  auto ctx = std::make_unique<llvm::LLVMContext>();
   int64_t id = g_kernel_counter.fetch_add(1);
   std::string entry = "loom_k" + std::to_string(id) + "_" + sanitize(f.name);
-  auto module = std::make_unique<llvm::Module>(entry, *ctx);
-  module->setDataLayout(st.jit->getDataLayout());
-  module->setTargetTriple(st.jit->getTargetTriple().str());
-
-  llvm_backend::EmitOptions eo;
-  eo.num_threads = std::max(opts.num_threads, 1);
-  eo.vector_width = opts.vector_width > 0 ? opts.vector_width : st.native_width;
-  eo.cpu = st.cpu;
-  eo.features = st.features;
-  eo.vector_math = st.vector_math;
-  llvm_backend::IREmitter emitter(f, *module, eo);
-  emitter.emit_entry(entry);
-
-  std::string verify_msg;
-  llvm::raw_string_ostream vos(verify_msg);
-  if (llvm::verifyModule(*module, &vos)) {
-    vos.flush();
-    throw LoomError("LLVM backend: invalid IR for " + f.name + ": " + verify_msg.substr(0, 2000));
-  }
-  std::string ir;
-  if (opts.dump_ir) {
-    llvm::raw_string_ostream os(ir);
-    os << "; ---- before optimization\n" << *module;
-  }
-  auto t_emit = std::chrono::steady_clock::now();
-  optimize(*module, tm.get(), opts.opt_level);
-  auto t_opt = std::chrono::steady_clock::now();
+  OptimizedModule built = build_module(st, f, opts, entry, tm.get());
+  std::unique_ptr<llvm::LLVMContext> ctx = std::move(built.ctx);
+  std::unique_ptr<llvm::Module> module = std::move(built.module);
+  std::string ir = std::move(built.ir);
   std::string assembly;
-  if (opts.dump_ir) {
-    llvm::raw_string_ostream os(ir);
-    os << "; ---- after optimization\n" << *module;
-    os.flush();
-    assembly = emit_assembly(*module, tm.get());
-  }
+  if (opts.dump_ir) assembly = emit_assembly(*module, tm.get());
 
   auto rt = st.jit->getMainJITDylib().createResourceTracker();
   if (auto err = st.jit->addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
@@ -292,12 +340,38 @@ std::unique_ptr<CompiledKernel> compile_llvm(const LoweredFunc& f, const LLVMCom
   auto t_end = std::chrono::steady_clock::now();
   double seconds = std::chrono::duration<double>(t_end - t0).count();
   if (std::getenv("LOOM_LLVM_TIMING")) {
-    auto ms = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count() * 1e3; };
+    double total_ms = seconds * 1e3;
     std::fprintf(stderr, "[loom llvm] %s: emit %.1f ms, optimize %.1f ms, codegen %.1f ms\n",
-                 f.name.c_str(), ms(t0, t_emit), ms(t_emit, t_opt), ms(t_opt, t_end));
+                 f.name.c_str(), built.emit_ms, built.optimize_ms,
+                 total_ms - built.emit_ms - built.optimize_ms);
   }
   return std::make_unique<LLVMKernel>(std::move(rt), fn, f.args.size(), seconds, std::move(ir),
                                       std::move(assembly));
+}
+
+std::string compile_llvm_object(const LoweredFunc& f, const std::string& name,
+                                const LLVMCompileOptions& opts) {
+  JITState& st = state();
+  // Position-independent, so that the object links into PIE executables and
+  // shared libraries; otherwise the JIT's target machine (CPU, features,
+  // optimization levels).
+  llvm::orc::JITTargetMachineBuilder jtmb = *st.jtmb;
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  auto tm_or = jtmb.createTargetMachine();
+  if (!tm_or) throw LoomError("LLVM backend: cannot create a target machine: " +
+                              error_text(tm_or.takeError()));
+  std::unique_ptr<llvm::TargetMachine> tm = std::move(*tm_or);
+  OptimizedModule built =
+      build_module(st, f, opts, name + "_packed", tm.get(), [&](llvm::Module& m, llvm::Function* packed) {
+        add_typed_wrapper(m, packed, name, f.args.size());
+      });
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
+    throw LoomError("LLVM backend: the target cannot write object files");
+  pm.run(*built.module);
+  return std::string(buf.begin(), buf.end());
 }
 
 }  // namespace loom

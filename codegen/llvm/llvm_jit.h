@@ -75,6 +75,17 @@ class CompiledKernel {
 std::unique_ptr<CompiledKernel> compile_llvm(const LoweredFunc& f,
                                              const LLVMCompileOptions& opts = {});
 
+// The same kernel as compile_llvm(f, opts) builds (same IR, CPU, features
+// and optimization pipeline), as a position-independent ELF object file for
+// the host: it defines `void NAME_packed(float** args)` and
+// `void NAME(float* a0, ..., float* aN)` (LoweredFunc::args order; the C
+// backend's unit has the same two). It calls loom_parallel_for when
+// opts.num_threads > 1 (a runtime: codegen/c_runtime.h), and may call
+// powf, aligned_alloc, free, memset/memcpy and glibc's libmvec: link with
+// -lmvec -lm. Throws LoomError as compile_llvm does.
+std::string compile_llvm_object(const LoweredFunc& f, const std::string& name,
+                                const LLVMCompileOptions& opts = {});
+
 // Host CPU as LLVM sees it, e.g. "znver3 (+avx512f,...)": for logs.
 std::string llvm_host_cpu_description();
 // Native vector width in floats used for kVectorized loops.

@@ -5,10 +5,10 @@
 // emits the loop body once with the loop variable as the vector
 // <base, base+1, ..., base+width-1>. Expressions that do not depend on the
 // variable stay scalar and are broadcast where they meet vectors. Memory
-// accesses are classified by classify_index (analysis.cc): contiguous ->
-// vector load/store at the lane-0 index, constant per chunk -> scalar load,
-// anything else -> gather/scatter. An active-lane mask (varying guards and
-// select arms) makes every access masked.
+// accesses are classified by classify_index (codegen/lane_analysis.h):
+// contiguous -> vector load/store at the lane-0 index, constant per chunk ->
+// scalar load, anything else -> gather/scatter. An active-lane mask (varying
+// guards and select arms) makes every access masked.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 

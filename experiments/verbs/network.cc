@@ -229,6 +229,14 @@ int run_network_verb(const Args& a) {
               model.c_str(), ex.tasks().groups.size(), ex.tasks().tasks.size(), tuned, ex.tasks().tasks.size() - tuned,
               seconds_since(t0), compile_s, opts.threads, opts.threads == 1 ? "" : "s",
               cpu.substr(0, cpu.find(' ')).c_str());
+  // As TVM warns of its fallback schedules: a task the log has no record of
+  // (for this target) runs a default schedule, far from tuned speed.
+  if (!opts.log.empty()) {
+    for (size_t i = 0; i < ex.kernels().size(); ++i)
+      if (!ex.kernels()[i].tuned)
+        std::printf("warning: %s has no valid record for task %zu (%s) on cpu -threads=%d: default schedule\n",
+                    opts.log.c_str(), i, graph::subgraph_summary(ex.tasks().tasks[i].subgraph).c_str(), opts.threads);
+  }
   std::printf("memory plan: intermediates %.1f MB in reused buffers (%.1f MB without reuse)\n",
               ex.planned_bytes() / 1e6, ex.unplanned_bytes() / 1e6);
 

@@ -169,7 +169,7 @@ TEST(CSource, ParallelLoopIsSerialByDefault) {
 TEST(CSource, ParallelLoopWithOpenMP) {
   auto f = parallel_scale(1000);
   CSourceOptions opts;
-  opts.openmp = true;
+  opts.parallel = CParallel::kOpenMP;
   std::string src = emit_c_source(f, opts);
   EXPECT_NE(src.find("#pragma omp parallel for"), std::string::npos) << src;
   auto m = CompiledCModule::from_func(f, opts);

@@ -105,6 +105,38 @@ TEST_F(LoomNetwork, ConfigHoldsEveryTaskWithItsWeightAsASubgraphWorkload) {
   EXPECT_EQ(show.exit_code, 0) << show.output;
 }
 
+// A network config names the model; `loom tune` tunes its tasks together,
+// printing the per-task table and the estimated network latency each round,
+// and `network run --log` runs the tuned ones, warning of the others.
+TEST_F(LoomNetwork, NetworkConfigTunesTheModelsTasksAndItsLogRunsTheNetwork) {
+  const std::string config = model("tiny_cnn_network.json");
+  std::ofstream(config) << R"({"network": "tiny_cnn.onnx", "batch": 1, "target": "cpu -threads=1",
+    "search": {"num_trials": 8, "measures_per_round": 4}, "cost_model": {"kind": "random"}})";
+  Result show = run_loom("config show " + config);
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("\"network\""), std::string::npos) << show.output;
+  Result tune = run_loom("tune " + config);
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  EXPECT_NE(tune.output.find("(4 of 6 tasks not measured yet)"), std::string::npos) << tune.output;
+  EXPECT_NE(tune.output.find("weighted total latency"), std::string::npos) << tune.output;
+  const std::string log = model("tiny_cnn.jsonl");  // named after the model
+  ASSERT_TRUE(fs::exists(log));
+  Result run = run_loom("network run " + model("tiny_cnn.onnx") + " --log " + log + " --no-torch --rounds 1 --check");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("(2 tuned from the log, 4 default schedules)"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("warning: " + log + " has no valid record for task"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(": match"), std::string::npos) << run.output;
+}
+
+TEST_F(LoomNetwork, NetworkConfigWithTheWrongBatchIsAOneLineError) {
+  const std::string config = model("tiny_cnn_b4.json");
+  std::ofstream(config) << R"({"network": "tiny_cnn.onnx", "batch": 4})";
+  Result r = run_loom("config show " + config);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("batch: " + model("tiny_cnn.onnx") + " has input 'input' of shape 1x4x8x8, not batch 4"),
+            std::string::npos) << r.output;
+}
+
 TEST_F(LoomNetwork, UnsupportedOperatorIsAOneLineUsageError) {
   Result r = run_loom("network tasks " + model("bad_unsupported_op.onnx"));
   EXPECT_EQ(r.exit_code, 2);

@@ -1,10 +1,11 @@
-// Small analyses of loop nests used by the LLVM emitter (no LLVM types).
-#include <algorithm>
+#include "codegen/lane_analysis.h"
 
-#include "codegen/llvm/emitter.h"
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace loom {
-namespace llvm_backend {
 
 bool uses_var_id(const Expr& e, int64_t var_id) {
   bool found = false;
@@ -160,5 +161,53 @@ bool can_vectorize(const Stmt& loop, int width) {
   return ok;
 }
 
-}  // namespace llvm_backend
+bool iterations_independent(const Stmt& loop) {
+  if (loop->body.empty() || !loop->body[0] || loop->extent < 2) return false;
+  const int64_t id = loop->loop_var->var_id;
+  std::map<std::string, Expr> stored;  // buffer -> the index every store uses
+  bool ok = true;
+  visit_stmt(loop->body[0], [&](const Stmt& s) {
+    if (!s || !ok) return;
+    if (s->kind == StmtKind::kFor || s->kind == StmtKind::kAllocate) ok = false;
+    if (s->kind != StmtKind::kStore) return;
+    int64_t stride = 0;
+    if (!linear_stride(s->index, id, &stride) || stride != 1) ok = false;
+    auto [it, fresh] = stored.emplace(s->buffer, s->index);
+    if (!fresh && !structural_equal(it->second, s->index)) ok = false;
+  });
+  if (!ok) return false;
+  auto loads_ok = [&](const Expr& e) {
+    if (!e.defined()) return;
+    visit(e, [&](const Expr& x) {
+      if (x->kind != ExprKind::kLoad) return;
+      auto it = stored.find(x->name);
+      if (it != stored.end() && (x->args.size() != 1 || !structural_equal(x->args[0], it->second))) ok = false;
+    });
+  };
+  visit_stmt(loop->body[0], [&](const Stmt& s) {
+    if (!s) return;
+    loads_ok(s->index);
+    loads_ok(s->value);
+    loads_ok(s->cond);
+  });
+  return ok;
+}
+
+void collect_uses(const Stmt& s, std::set<int64_t>* vars, std::set<std::string>* buffers) {
+  auto on_expr = [&](const Expr& e) {
+    if (!e.defined()) return;
+    visit(e, [&](const Expr& x) {
+      if (x->kind == ExprKind::kVar) vars->insert(x->var_id);
+      if (x->kind == ExprKind::kLoad) buffers->insert(x->name);
+    });
+  };
+  visit_stmt(s, [&](const Stmt& x) {
+    if (!x) return;
+    on_expr(x->index);
+    on_expr(x->value);
+    on_expr(x->cond);
+    if (x->kind == StmtKind::kStore || x->kind == StmtKind::kAllocate) buffers->insert(x->buffer);
+  });
+}
+
 }  // namespace loom
