@@ -109,11 +109,15 @@ void pin_thread_runtimes() {
 
 }  // namespace
 
+std::string default_c_compiler() {
+  const char* env = std::getenv("LOOM_CC");
+  return env && *env ? env : "cc";
+}
+
 std::vector<std::string> c_compile_command(const CCompileOptions& opts) {
   std::string cc = opts.compiler;
   if (cc.empty()) {
-    const char* env = std::getenv("LOOM_CC");
-    cc = env && *env ? env : "cc";
+    cc = default_c_compiler();
   }
   std::vector<std::string> cmd = {cc, opts.opt_level, "-std=c99", "-shared", "-fPIC"};
   if (opts.march_native) cmd.push_back("-march=native");

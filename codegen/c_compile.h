@@ -58,6 +58,9 @@ class CompiledCModule {
 // LoomError when the program cannot be started.
 int run_process(const std::vector<std::string>& argv, const std::string& log_path);
 
+// The system C compiler: $LOOM_CC if set, else "cc".
+std::string default_c_compiler();
+
 // The compiler command line (without input/output files) for these options.
 std::vector<std::string> c_compile_command(const CCompileOptions& opts);
 

@@ -33,25 +33,10 @@ std::string shape_text(const Buffer& b) {
   return s + "]";
 }
 
-std::string c_compiler() {
-  const char* cc = std::getenv("LOOM_CC");
-  return cc && *cc ? cc : "cc";
-}
-
-// Runs a build step; a failure names the command and its first output line.
+// Runs a build step of the export; a failure is a LoomError.
 void run_build_step(const std::vector<std::string>& argv, const std::string& log_path) {
-  int rc = run_process(argv, log_path);
-  if (rc == 0) {
-    std::filesystem::remove(log_path);
-    return;
-  }
-  std::string cmd;
-  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-  std::ifstream in(log_path);
-  std::string first;
-  std::getline(in, first);
-  throw LoomError("export: `" + cmd + "` failed (exit " + std::to_string(rc) + ")" +
-                  (first.empty() ? "" : ": " + first));
+  std::string problem = run_build_command(argv, log_path);
+  if (!problem.empty()) throw LoomError("export: " + problem);
 }
 
 std::string header_text(const ExportedFiles& e, const LoweredFunc& f, const Task& task,
@@ -96,6 +81,20 @@ std::string header_text(const ExportedFiles& e, const LoweredFunc& f, const Task
 }
 
 }  // namespace
+
+std::string run_build_command(const std::vector<std::string>& argv, const std::string& log_path) {
+  int rc = run_process(argv, log_path);
+  if (rc == 0) {
+    std::filesystem::remove(log_path);
+    return "";
+  }
+  std::string cmd;
+  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  std::ifstream in(log_path);
+  std::string first;
+  std::getline(in, first);
+  return "`" + cmd + "` failed (exit " + std::to_string(rc) + ")" + (first.empty() ? "" : ": " + first);
+}
 
 std::string task_file_stem(const Task& task) {
   std::string s = task.workload;
@@ -156,7 +155,7 @@ std::vector<ExportedFiles> export_best(const std::vector<Task>& tasks,
       e.library_path = (std::filesystem::path(dir) / ("lib" + e.stem + ".a")).string();
       write_file(e.object_path, compile_llvm_object(f, e.stem, lo_opts));
       if (!runtime_built) {
-        run_build_step({c_compiler(), "-O2", "-fPIC", "-pthread", "-c", runtime_c, "-o", runtime_o},
+        run_build_step({default_c_compiler(), "-O2", "-fPIC", "-pthread", "-c", runtime_c, "-o", runtime_o},
                        runtime_o + ".log");
         runtime_built = true;
       }

@@ -34,6 +34,11 @@ struct ExportedFiles {
   int measurements = 0;
 };
 
+// Runs one build command (compiler, ar, a harness build) with its output in
+// log_path: "" when it succeeded (the log is removed), else a one-line
+// description naming the command, its exit status and its first output line.
+std::string run_build_command(const std::vector<std::string>& argv, const std::string& log_path);
+
 // A file-name stem and C identifier for a task: "matmul_M1024_N1024_K1024_t1".
 std::string task_file_stem(const Task& task);
 

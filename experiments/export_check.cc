@@ -152,12 +152,6 @@ std::string read_text(const std::string& path) {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::string joined(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
 // "gcc 12.2.0" / "clang 14.0.6" from `COMPILER --version`, else the name.
 std::string compiler_identity(const std::string& compiler, const std::string& log_path) {
   if (run_process({compiler, "--version"}, log_path) != 0) return compiler;
@@ -289,13 +283,8 @@ std::vector<ExportCheckResult> check_exports(const std::vector<ExportedFiles>& f
       Build b;
       b.name = name;
       b.exe = exe;
-      std::string log = exe + ".build.log";
       std::fprintf(stderr, "export check: %s: building %s\n", e.task.c_str(), name.c_str());
-      int rc = run_process(argv, log);
-      if (rc != 0)
-        b.problem = "`" + joined(argv) + "` failed (exit " + std::to_string(rc) + "): " + first_line(read_text(log));
-      else
-        fs::remove(log);
+      b.problem = run_build_command(argv, exe + ".build.log");
       builds.push_back(b);
     };
     const std::string inc = "-I" + dir;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/c_compile.h"
 #include "experiments/export.h"
 #include "measure/measurer.h"
 
@@ -20,7 +21,7 @@ namespace loom {
 
 struct ExportCheckOptions {
   // C compilers to build the C source with ("cc", "gcc", "clang", ...).
-  std::vector<std::string> compilers = {"cc"};
+  std::vector<std::string> compilers = {default_c_compiler()};
   int rounds = 5;
   MeasureOptions measure;  // timing protocol and tolerances
   // A build slower than the re-measured kernel by more than this is reported.

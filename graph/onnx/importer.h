@@ -148,6 +148,9 @@ class Importer {
   void gather();
   void unsqueeze();
   void squeeze();
+  // Their axes: an attribute before opset 13, input 1 from it on (required
+  // for Unsqueeze, optional for Squeeze).
+  std::vector<int64_t> squeeze_axes(bool required);
   void reshape_to(const Shape& shape);  // the node's input 0 as `shape`
   void slice();
   void pad();

@@ -251,33 +251,20 @@ void Importer::gather() {
   set_known(node_->output(0), take(*d, shape, index));
 }
 
-void Importer::unsqueeze() {
-  std::vector<int64_t> axes;
+std::vector<int64_t> Importer::squeeze_axes(bool required) {
   if (opset_ < 13) {
     allow_attrs({"axes"});
     require_inputs(1, 1);
-    axes = attr_ints("axes", {});
-  } else {
-    allow_attrs({});
-    require_inputs(2, 2);
-    axes = const_ints(1, "the axes");
+    return attr_ints("axes", {});
   }
-  reshape_to(unsqueezed(shape_of(in(0)), axes));
+  allow_attrs({});
+  require_inputs(required ? 2 : 1, 2);
+  return has_in(1) ? const_ints(1, "the axes") : std::vector<int64_t>{};
 }
 
-void Importer::squeeze() {
-  std::vector<int64_t> axes;
-  if (opset_ < 13) {
-    allow_attrs({"axes"});
-    require_inputs(1, 1);
-    axes = attr_ints("axes", {});
-  } else {
-    allow_attrs({});
-    require_inputs(1, 2);
-    if (has_in(1)) axes = const_ints(1, "the axes");
-  }
-  reshape_to(squeezed(shape_of(in(0)), axes));
-}
+void Importer::unsqueeze() { reshape_to(unsqueezed(shape_of(in(0)), squeeze_axes(true))); }
+
+void Importer::squeeze() { reshape_to(squeezed(shape_of(in(0)), squeeze_axes(false))); }
 
 // Folded on constants (shape computations); slicing data is not a Loom op.
 void Importer::slice() {
