@@ -27,9 +27,9 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw LoomError(path + ": write failed");
 }
 
-std::string shape_text(const Buffer& b) {
+std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
-  for (size_t i = 0; i < b.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(b.shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
 
@@ -52,7 +52,14 @@ std::string header_text(const ExportedFiles& e, const LoweredFunc& f, const Task
   h += "   Arguments, float32, dense row-major, distinct (no aliasing), in this order:\n";
   for (const Buffer& b : f.args) {
     bool out = std::find(outputs.begin(), outputs.end(), b.name) != outputs.end();
-    h += "     " + sanitize_c_identifier(b.name) + " " + shape_text(b) + (out ? "  output" : "  input") + "\n";
+    if (b.layout) {
+      h += "     " + sanitize_c_identifier(b.name) + " " + std::to_string(b.size()) + " floats  input: constant " +
+           sanitize_c_identifier(b.layout->source) + " " + shape_text(b.layout->source_shape) +
+           " pre-transformed by\n       " + pretransform_function_name(name, b) + "(" +
+           sanitize_c_identifier(b.layout->source) + ", this), once, before the first call\n";
+      continue;
+    }
+    h += "     " + sanitize_c_identifier(b.name) + " " + shape_text(b.shape) + (out ? "  output" : "  input") + "\n";
   }
   h += "\n   Two builds of the same program define these functions:\n";
   if (!e.library_path.empty()) {
@@ -76,11 +83,20 @@ std::string header_text(const ExportedFiles& e, const LoweredFunc& f, const Task
     h += std::string(i ? ", " : "") + "float* " + sanitize_c_identifier(f.args[i].name);
   if (f.args.empty()) h += "void";
   h += ");\n/* args[i] is the i-th argument above. */\nvoid " + name + "_packed(float** args);\n\n";
+  for (const Buffer& b : f.args) {
+    if (!b.layout) continue;
+    h += "/* The blocked layout " + b.layout->to_string() + ", pads zeroed. */\n";
+    h += b.layout->c_function(pretransform_function_name(name, b)) + "\n";
+  }
   h += "#ifdef __cplusplus\n}\n#endif\n#endif\n";
   return h;
 }
 
 }  // namespace
+
+std::string pretransform_function_name(const std::string& stem, const Buffer& arg) {
+  return stem + "_pretransform_" + sanitize_c_identifier(arg.name);
+}
 
 std::string run_build_command(const std::vector<std::string>& argv, const std::string& log_path) {
   int rc = run_process(argv, log_path);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/stmt.h"
 #include "measure/records.h"
 
 namespace loom {
@@ -33,6 +34,10 @@ struct ExportedFiles {
   double measured_s = 0;  // the record's median time
   int measurements = 0;
 };
+
+// The exported header's function writing the blocked copy of a
+// pre-transformed argument: STEM_pretransform_ARG(const float* source, float* dst).
+std::string pretransform_function_name(const std::string& stem, const Buffer& arg);
 
 // Runs one build command (compiler, ar, a harness build) with its output in
 // log_path: "" when it succeeded (the log is removed), else a one-line

@@ -10,6 +10,7 @@
 #include "codegen/c_compile.h"
 #include "codegen/c_source.h"
 #include "ir/error.h"
+#include "ir/reference.h"
 #include "ir/lower.h"
 #include "measure/reference_data.h"
 #include "measure/timing.h"
@@ -46,6 +47,15 @@ std::string harness_source(const LoweredFunc& f, const std::string& stem) {
   for (const Buffer& b : f.args) c << c_string_literal(b.name) << ", ";
   c << "0};\nstatic const uint64_t arg_sizes[kArgs + 1] = {";
   for (const Buffer& b : f.args) c << b.size() << "u, ";
+  // A pre-transformed argument is read as its source tensor and written
+  // through the header's pretransform function, before anything is timed.
+  c << "0};\nstatic const char* const arg_sources[kArgs + 1] = {";
+  for (const Buffer& b : f.args) c << (b.layout ? c_string_literal(b.layout->source) : "\"\"") << ", ";
+  c << "0};\nstatic const uint64_t source_sizes[kArgs + 1] = {";
+  for (const Buffer& b : f.args) c << (b.layout ? shape_size(b.layout->source_shape) : 0) << "u, ";
+  c << "0};\ntypedef void (*pretransform_fn)(const float*, float*);\n";
+  c << "static const pretransform_fn pretransforms[kArgs + 1] = {";
+  for (const Buffer& b : f.args) c << (b.layout ? pretransform_function_name(stem, b) : "0") << ", ";
   c << "0};\n\n";
   c << "static double now_s(void) {\n"
        "  struct timespec t;\n  clock_gettime(CLOCK_MONOTONIC, &t);\n"
@@ -88,16 +98,22 @@ std::string harness_source(const LoweredFunc& f, const std::string& stem) {
     }
     name[len] = 0;
     int i = 0;
-    while (i < kArgs && strcmp(arg_names[i], name) != 0) ++i;
-    if (i == kArgs || arg_sizes[i] != n) {
+    while (i < kArgs && strcmp(arg_names[i], name) != 0 && strcmp(arg_sources[i], name) != 0) ++i;
+    const int transformed = i < kArgs && pretransforms[i] && strcmp(arg_sources[i], name) == 0;
+    if (i == kArgs || (transformed ? source_sizes[i] : arg_sizes[i]) != n) {
       fprintf(stderr, "%s: tensor %s does not match the kernel's arguments\n", argv[1], name);
       return 2;
     }
     float* dst = args[i];
     if (role != 0) dst = expected[i] = (float*)malloc(n * sizeof(float) + 1);
+    if (transformed) dst = (float*)malloc(n * sizeof(float) + 1);
     if (!dst || !read_exact(f, dst, n * sizeof(float))) {
       fprintf(stderr, "%s: truncated\n", argv[1]);
       return 2;
+    }
+    if (transformed) {
+      pretransforms[i](dst, args[i]);
+      free(dst);
     }
     given[i] = 1;
   }

@@ -53,6 +53,7 @@ Graph subgraph_graph(const nlohmann::json& s) {
       throw LoomError(what + ": expected {\"shape\": [...]}");
     for (const auto& [k, v] : ij.items())
       if (k != "shape" && k != "constant") throw LoomError(what + "." + k + ": unknown key");
+    if (ij.contains("constant") && !ij["constant"].is_boolean()) throw LoomError(what + ".constant: expected true or false");
     Shape shape;
     for (const auto& d : ij["shape"]) {
       if (!d.is_number_integer()) throw LoomError(what + ".shape: expected integers");
@@ -103,8 +104,12 @@ ComputeDAG subgraph_dag(const nlohmann::json& s) {
     tensors[n.output] = out;
   }
   // Inputs no stage reads (e.g. a gemm bias scaled by beta = 0 still reads
-  // it) are kept: the task's signature is the subgraph's.
-  return ComputeDAG(inputs, {out});
+  // it) are kept: the task's signature is the subgraph's. Weights are
+  // constants, so schedules may rewrite their layout.
+  ComputeDAG dag(inputs, {out});
+  for (size_t i = 0; i < s["inputs"].size(); ++i)
+    if (s["inputs"][i].value("constant", false)) dag.mark_constant(g.inputs[i].name);
+  return dag;
 }
 
 std::string subgraph_summary(const nlohmann::json& s) {

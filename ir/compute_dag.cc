@@ -121,6 +121,11 @@ bool ComputeDAG::is_input(const std::string& name) const {
   return false;
 }
 
+void ComputeDAG::mark_constant(const std::string& input) {
+  if (!is_input(input)) throw LoomError("cannot mark " + input + " constant: it is not an input of the DAG");
+  constants_.insert(input);
+}
+
 std::string ComputeDAG::to_string() const {
   std::ostringstream os;
   for (const auto& op : ops_) {
@@ -128,7 +133,7 @@ std::string ComputeDAG::to_string() const {
     for (size_t d = 0; d < op->shape.size(); ++d) os << (d ? ", " : "") << op->shape[d];
     os << "]";
     if (op->is_placeholder) {
-      os << " = placeholder\n";
+      os << (is_constant(op->name) ? " = constant placeholder\n" : " = placeholder\n");
       continue;
     }
     os << "(";

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,13 @@ class ComputeDAG {
   const std::vector<std::string>& output_names() const { return outputs_; }
   bool is_output(const std::string& name) const;
   bool is_input(const std::string& name) const;
+  // Constant inputs (a network's weights): their values are fixed before
+  // the program runs, so a schedule may store them in a layout of its own
+  // choosing, transformed once outside the timed region (a LR step).
+  // Throws LoomError for a name that is not an input.
+  void mark_constant(const std::string& input);
+  bool is_constant(const std::string& name) const { return constants_.count(name) > 0; }
+  const std::set<std::string>& constant_names() const { return constants_; }
 
   const std::vector<int>& producers(int op_index) const { return producers_[op_index]; }
   const std::vector<int>& consumers(int op_index) const { return consumers_[op_index]; }
@@ -45,6 +53,7 @@ class ComputeDAG {
   std::vector<Op> ops_;
   std::vector<std::string> inputs_, outputs_;
   std::map<std::string, int> index_;
+  std::set<std::string> constants_;
   std::vector<std::vector<int>> producers_, consumers_;
   std::vector<std::vector<TensorAccess>> accesses_;
   double flops_ = 0;

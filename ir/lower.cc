@@ -73,6 +73,10 @@ class Lowerer {
     for (size_t i = 0; i < stages.size(); ++i) {
       const Stage& st = stages[i];
       if (st.op->is_placeholder || st.compute_at == ComputeAtKind::kInlined) continue;
+      if (st.pretransformed) {
+        validate_pretransformed(static_cast<int>(i));
+        continue;
+      }
       info_[i].lowered = true;
       info_[i].body = expanded_body(static_cast<int>(i));
     }
@@ -101,6 +105,17 @@ class Lowerer {
       if (st.compute_at == ComputeAtKind::kRoot) top.push_back(build_stage(static_cast<int>(i)));
     }
     Stmt body = make_seq(top);
+    // Pre-transformed copies: their layout follows the loops that read them,
+    // and their buffer takes the source input's place among the arguments.
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const Stage& st = stages[i];
+      if (!st.pretransformed || st.compute_at == ComputeAtKind::kInlined) continue;
+      const std::string& source = st.op->body->name;
+      auto layout = std::make_shared<BlockedLayout>(derive_blocked_layout(body, st.name(), source, st.op->shape));
+      body = flatten_blocked_loads(body, st.name(), *layout);
+      for (Buffer& a : f.args)
+        if (a.name == source) a = Buffer{st.name(), layout->shape(), BufferScope::kGlobal, layout};
+    }
     for (auto it = root_temps.rbegin(); it != root_temps.rend(); ++it) body = make_allocate(*it, body);
     f.temps = temps_;
     f.body = body;
@@ -121,6 +136,26 @@ class Lowerer {
       if (t.leaf_position(st.attach_iter) < 0)
         throw LoomError(st.name() + " is computed at an iterator that is no longer a loop of " + t.name());
       attached_[{st.attach_stage, st.attach_iter}].push_back(static_cast<int>(i));
+    }
+  }
+
+  // A pre-transformed copy (LR step) must still be a root copy of a constant
+  // input that nothing else reads: later steps may have changed that.
+  void validate_pretransformed(int i) {
+    const Stage& st = s_.stages()[i];
+    const std::string bad = st.name() + " is pre-transformed but ";
+    if (st.compute_at != ComputeAtKind::kRoot) throw LoomError(bad + "not computed at root");
+    const Expr& b = st.op->body;
+    if (b->kind != ExprKind::kLoad || !s_.dag().is_constant(b->name))
+      throw LoomError(bad + "no longer a copy of a constant input");
+    for (size_t k = 0; k < s_.stages().size(); ++k) {
+      const Stage& o = s_.stages()[k];
+      if (static_cast<int>(k) == i || o.op->is_placeholder) continue;
+      bool reads = false;
+      visit(o.op->body, [&](const Expr& e) { reads |= e->kind == ExprKind::kLoad && e->name == b->name; });
+      if (reads) throw LoomError(bad + o.name() + " reads its source " + b->name + " too");
+      if (o.compute_at == ComputeAtKind::kIter && o.attach_stage == i)
+        throw LoomError(bad + o.name() + " is computed inside it");
     }
   }
 
@@ -287,11 +322,18 @@ class Lowerer {
   }
 
   // Rewrites multi-dimensional loads into flat buffer loads.
+  // Loads of a pre-transformed copy stay multi-dimensional until its
+  // layout is known (run()).
   Expr flatten_loads(const Expr& e) {
     return mutate(e, [&](const Expr& x) -> Expr {
       if (x->kind != ExprKind::kLoad) return Expr();
       std::vector<Expr> idx;
       for (const auto& a : x->args) idx.push_back(flatten_loads(a));
+      const int p = s_.stage_index(x->name);
+      if (p >= 0 && s_.stages()[p].pretransformed) {
+        for (auto& v : idx) v = simplify(v);
+        return load(x->name, idx);
+      }
       return load(x->name, {buffer_index(x->name, idx)});
     });
   }

@@ -160,6 +160,11 @@ State State::storage_layout(int stage, std::vector<int> dims) const {
   s->stage = stage; s->dims = std::move(dims);
   return apply(s);
 }
+State State::layout_rewrite(int stage) const {
+  auto s = make_step<LayoutRewriteStep>();
+  s->stage = stage;
+  return apply(s);
+}
 State State::cache_write(int stage, BufferScope scope) const {
   auto s = make_step<CacheWriteStep>();
   s->stage = stage; s->scope = scope;
@@ -187,7 +192,7 @@ std::string State::fingerprint() const {
   for (const auto& st : node_->stages) {
     os << st.name() << "|" << static_cast<int>(st.compute_at) << "," << st.attach_stage << ","
        << st.attach_iter << "," << static_cast<int>(st.scope) << "," << st.auto_unroll_max_step
-       << "," << st.pragma_iter << "|body:" << loom::to_string(st.op->body) << "|";
+       << "," << st.pragma_iter << "," << st.pretransformed << "|body:" << loom::to_string(st.op->body) << "|";
     for (const auto& it : st.iters)
       os << it.name << ":" << it.extent << ":" << static_cast<int>(it.kind) << ":"
          << static_cast<int>(it.annotation) << ";";
@@ -224,6 +229,7 @@ std::string State::to_string() const {
     }
     if (st.scope != BufferScope::kGlobal) os << " scope=" << buffer_scope_name(st.scope);
     if (st.auto_unroll_max_step) os << " auto_unroll_max_step=" << st.auto_unroll_max_step;
+    if (st.pretransformed) os << " pre-transformed";
     if (!st.storage_order.empty()) {
       os << " layout=[";
       for (size_t k = 0; k < st.storage_order.size(); ++k) os << (k ? "," : "") << st.storage_order[k];

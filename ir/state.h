@@ -62,6 +62,10 @@ struct Stage {
   // empty: the op's own order. Only the flat layout changes: loads, bounds
   // and loops still speak of the op's logical indices.
   std::vector<int> storage_order;
+  // A copy of a constant input computed once outside the program, in the
+  // blocked layout its reader's loops walk (an LR step, ir/layout.h). It
+  // has no loop nest in the program; its buffer is an argument.
+  bool pretransformed = false;
 
   const std::string& name() const { return op->name; }
   size_t num_root_iters() const { return op->axes.size() + op->reduce_axes.size(); }
@@ -118,6 +122,7 @@ class State {
   State rfactor(int stage, int iter, int factor_iter) const;
   State storage_layout(int stage, std::vector<int> dims) const;
   State pragma(int stage, int iter, const std::string& pragma) const;
+  State layout_rewrite(int stage) const;
 
   nlohmann::json steps_json() const;
   // A canonical description of the schedule structure (for replay identity).

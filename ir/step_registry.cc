@@ -12,6 +12,7 @@ void register_compute_location_steps(std::map<std::string, StepFactory>& r);
 void register_cache_steps(std::map<std::string, StepFactory>& r);
 void register_rfactor_step(std::map<std::string, StepFactory>& r);
 void register_storage_layout_step(std::map<std::string, StepFactory>& r);
+void register_layout_rewrite_step(std::map<std::string, StepFactory>& r);
 
 namespace {
 std::vector<std::string>& tag_order() {
@@ -29,6 +30,7 @@ const std::map<std::string, StepFactory>& registry() {
     register_cache_steps(m);
     register_rfactor_step(m);
     register_storage_layout_step(m);
+    register_layout_rewrite_step(m);
     return m;
   }();
   return r;

@@ -161,6 +161,20 @@ struct StorageLayoutStep : Step {
   int stage_id() const override { return stage; }
 };
 
+// ["LR", stage]: the layout rewrite of a constant input. `stage` is a copy
+// of a constant input (a cache read, computed at root) and the only stage
+// that reads the input; it is then computed once outside the program and
+// stored in the blocked layout that its reader's loops walk, derived when
+// the state is lowered (ir/layout.h), so the layout follows whatever tile
+// sizes the schedule ends with.
+struct LayoutRewriteStep : Step {
+  int stage = 0;
+  const char* tag() const override { return "LR"; }
+  void apply(StateNode& n) const override;
+  nlohmann::json to_json() const override;
+  int stage_id() const override { return stage; }
+};
+
 BufferScope parse_scope(const std::string& s);  // throws LoomError
 
 }  // namespace loom

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "ir/error.h"
+
 namespace loom {
 
 const char* for_kind_name(ForKind k) {
@@ -137,6 +139,15 @@ std::string to_string(const Stmt& s, int indent) {
   return os.str();
 }
 
+void add_pretransformed_arguments(const LoweredFunc& f, std::map<std::string, std::vector<float>>& tensors) {
+  for (const Buffer& b : f.args) {
+    if (!b.layout) continue;
+    auto it = tensors.find(b.layout->source);
+    if (it == tensors.end()) throw LoomError("no data for " + b.layout->source + ", the source of " + b.name);
+    tensors[b.name] = b.layout->apply(it->second.data());
+  }
+}
+
 std::string to_string(const LoweredFunc& f) {
   std::ostringstream os;
   auto buf = [&](const Buffer& b) {
@@ -144,6 +155,7 @@ std::string to_string(const LoweredFunc& f) {
     for (size_t i = 0; i < b.shape.size(); ++i) os << (i ? ", " : "") << b.shape[i];
     os << "]";
     if (b.scope != BufferScope::kGlobal) os << " (" << buffer_scope_name(b.scope) << ")";
+    if (b.layout) os << " = " << b.layout->to_string();
   };
   os << "func " << f.name << "(";
   for (size_t i = 0; i < f.args.size(); ++i) {

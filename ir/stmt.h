@@ -4,11 +4,13 @@
 // into a row-major buffer whose shape is recorded in the LoweredFunc.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ir/expr.h"
+#include "ir/layout.h"
 
 namespace loom {
 
@@ -54,6 +56,10 @@ struct Buffer {
   std::string name;
   std::vector<int64_t> shape;
   BufferScope scope = BufferScope::kGlobal;
+  // Set for an argument that holds a constant input pre-transformed into a
+  // blocked layout (the layout rewrite): the caller passes
+  // layout->apply(the source input's data) in this argument's place.
+  std::shared_ptr<const BlockedLayout> layout;
   int64_t size() const;
 };
 
@@ -67,6 +73,11 @@ struct LoweredFunc {
   Stmt body;
   const Buffer* find_buffer(const std::string& name) const;
 };
+
+// For each argument of `f` that holds a pre-transformed constant, adds its
+// blocked copy, made from tensors[its source], to `tensors` under the
+// argument's name (so that arguments bind by name).
+void add_pretransformed_arguments(const LoweredFunc& f, std::map<std::string, std::vector<float>>& tensors);
 
 std::string to_string(const Stmt& s, int indent = 0);
 std::string to_string(const LoweredFunc& f);

@@ -112,7 +112,7 @@ bool has_branch_or_expensive_call(const Expr& body) {
 }  // namespace
 
 bool has_loops(const Stage& st) {
-  return !st.op->is_placeholder && st.compute_at != ComputeAtKind::kInlined;
+  return !st.op->is_placeholder && st.compute_at != ComputeAtKind::kInlined && !st.pretransformed;
 }
 
 bool has_reduce_iter(const Stage& st) {
@@ -212,7 +212,7 @@ int better_vector_axis(const SketchTask& task, const State& s, int stage) {
 bool is_packing_copy(const State& s, int stage) {
   const Stage& st = s.stage(stage);
   return st.scope == BufferScope::kLocal && !st.op->is_placeholder && st.op->reduce_axes.empty() &&
-         st.compute_at != ComputeAtKind::kInlined && !is_tiled(st);
+         st.compute_at != ComputeAtKind::kInlined && !st.pretransformed && !is_tiled(st);
 }
 
 bool is_strictly_inlineable(const State& s, int stage) {

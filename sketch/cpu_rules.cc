@@ -16,9 +16,13 @@ std::vector<SketchRulePtr> cpu_sketch_rules() {
   // stage that already has its fusible consumer (after cache-write made
   // one), the branch derived again from the top of the list: the vector
   // axis layout first (it decides the innermost axis), then input packing
-  // (which packs the inputs that innermost axis indexes).
+  // (which packs the inputs that innermost axis indexes). Before all of
+  // them but inlining, the layout rewrite of constant inputs: it replaces a
+  // weight by its pre-transformed copy and derives the stage again, so the
+  // later rules tile the stage as if it read the copy.
   std::vector<SketchRulePtr> rules;
   rules.push_back(make_always_inline_rule());
+  rules.push_back(make_rewrite_constant_layout_rule());
   rules.push_back(make_add_rfactor_rule());
   rules.push_back(make_add_cache_write_rule());
   rules.push_back(make_vector_axis_layout_rule());

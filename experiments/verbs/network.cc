@@ -239,6 +239,8 @@ int run_network_verb(const Args& a) {
   }
   std::printf("memory plan: intermediates %.1f MB in reused buffers (%.1f MB without reuse)\n",
               ex.planned_bytes() / 1e6, ex.unplanned_bytes() / 1e6);
+  if (ex.pretransformed_bytes() > 0)
+    std::printf("weights in kernel layouts: %.1f MB, transformed once at load\n", ex.pretransformed_bytes() / 1e6);
 
   Values inputs = graph::random_graph_inputs(g, 1);
   std::unique_ptr<PyTorchNetwork> torch;

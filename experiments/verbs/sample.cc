@@ -34,6 +34,7 @@ std::string check_program(const State& s, const LoweredFunc& f, const Target& ta
   const ComputeDAG& dag = s.dag();
   std::map<std::string, TensorData> bufs = inputs;
   for (const auto& out : dag.output_names()) bufs[out].assign(shape_size(dag.op(out)->shape), -12345.0f);
+  add_pretransformed_arguments(f, bufs);
   std::vector<float*> ptrs;
   for (const auto& b : f.args) ptrs.push_back(bufs.at(b.name).data());
   (*kernel)(ptrs);

@@ -27,11 +27,15 @@ struct NetworkExecutor::Impl {
   struct Kernel {
     std::unique_ptr<CompiledKernel> fn;
     std::vector<int> arg_inputs;  // per argument: the group input it is, or -1 for the output
+    std::vector<std::shared_ptr<const BlockedLayout>> arg_layouts;  // per argument: set if pre-transformed
   };
   std::vector<Kernel> kernels;                  // per task
   std::vector<std::vector<float>> buffers;      // the memory plan's buffers
   std::vector<int> group_buffer;                // per group, its output's buffer
   std::map<std::string, Location> where;
+  // Per group and argument, the blocked copy of a pre-transformed weight,
+  // made once here (outside every timed run); empty where not.
+  std::vector<std::vector<std::vector<float>>> pretransformed;
 };
 
 NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
@@ -67,14 +71,30 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
       summary.compile_s = k.fn->compile_seconds();
       const auto& inputs = task.dag->input_names();
       for (const auto& arg : f.args) {
-        auto it = std::find(inputs.begin(), inputs.end(), arg.name);
+        auto it = std::find(inputs.begin(), inputs.end(), arg.layout ? arg.layout->source : arg.name);
         k.arg_inputs.push_back(it == inputs.end() ? -1 : static_cast<int>(it - inputs.begin()));
+        k.arg_layouts.push_back(arg.layout);
       }
     } catch (const LoomError& e) {
       throw LoomError(what + ": " + e.what());
     }
     impl_->kernels.push_back(std::move(k));
     summaries_.push_back(summary);
+  }
+
+  // Weights in the layouts their kernels chose, transformed once.
+  const Graph& g0 = tasks_.graph;
+  impl_->pretransformed.resize(tasks_.groups.size());
+  for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
+    const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
+    impl_->pretransformed[gi].resize(k.arg_inputs.size());
+    for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
+      if (!k.arg_layouts[a]) continue;
+      const std::string& v = tasks_.group_inputs[gi][k.arg_inputs[a]];
+      if (!g0.is_constant(v)) throw LoomError("group " + std::to_string(gi) + ": " + v + " is pre-transformed but not a constant");
+      impl_->pretransformed[gi][a] = k.arg_layouts[a]->apply(g0.constants.at(v).data.data());
+      pretransformed_bytes_ += static_cast<int64_t>(impl_->pretransformed[gi][a].size() * sizeof(float));
+    }
   }
 
   // The memory plan: a group's output takes the smallest free buffer that
@@ -135,8 +155,11 @@ Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_sec
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
     args.clear();
-    for (int a : k.arg_inputs)
-      args.push_back(a < 0 ? impl_->buffers[impl_->group_buffer[gi]].data() : pointer(tasks_.group_inputs[gi][a]));
+    for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
+      const int in = k.arg_inputs[a];
+      if (k.arg_layouts[a]) args.push_back(impl_->pretransformed[gi][a].data());
+      else args.push_back(in < 0 ? impl_->buffers[impl_->group_buffer[gi]].data() : pointer(tasks_.group_inputs[gi][in]));
+    }
     if (!group_seconds) {
       k.fn->run(args.data());
       continue;

@@ -51,13 +51,17 @@ class NetworkExecutor {
   // intermediates would take without reuse.
   int64_t planned_bytes() const { return planned_bytes_; }
   int64_t unplanned_bytes() const { return unplanned_bytes_; }
+  // Bytes of the weights the kernels read in layouts of their own (each
+  // transformed once, when the executor is built; the model's own copy is
+  // kept).
+  int64_t pretransformed_bytes() const { return pretransformed_bytes_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   NetworkTasks tasks_;
   std::vector<KernelSummary> summaries_;
-  int64_t planned_bytes_ = 0, unplanned_bytes_ = 0;
+  int64_t planned_bytes_ = 0, unplanned_bytes_ = 0, pretransformed_bytes_ = 0;
 };
 
 }  // namespace loom::graph

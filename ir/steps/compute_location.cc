@@ -41,6 +41,8 @@ std::vector<int> consumers_of(const StateNode& n, int stage) {
 void check_movable(const StateNode& n, const Stage& st, const char* what) {
   if (st.op->is_placeholder) throw LoomError(std::string("cannot ") + what + " placeholder " + st.name());
   if (n.dag->is_output(st.name())) throw LoomError(std::string("cannot ") + what + " output " + st.name());
+  if (st.pretransformed)
+    throw LoomError(std::string("cannot ") + what + " " + st.name() + ": it is pre-transformed outside the program");
 }
 
 }  // namespace
@@ -50,8 +52,8 @@ void ComputeAtStep::apply(StateNode& n) const {
   check_movable(n, st, "compute_at");
   const Stage& target = stage_at(n, target_stage);
   if (target_stage == stage) throw LoomError("cannot compute a stage at itself");
-  if (target.op->is_placeholder || target.compute_at == ComputeAtKind::kInlined)
-    throw LoomError("target " + target.name() + " has no loops (placeholder or inlined)");
+  if (target.op->is_placeholder || target.compute_at == ComputeAtKind::kInlined || target.pretransformed)
+    throw LoomError("target " + target.name() + " has no loops (placeholder, inlined or pre-transformed)");
   int target_id = leaf_at(target, target_iter);
   if (attached_under(n, target_stage, stage))
     throw LoomError("target " + target.name() + " is itself computed inside " + st.name());

@@ -81,7 +81,22 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
     return true;
   }
   args_.clear();
+  pretransformed_.clear();
   for (const Buffer& b : f.args) {
+    // A pre-transformed constant is made from the pristine reference input,
+    // here, before anything is timed (the layout rewrite's contract).
+    if (b.layout) {
+      auto src = ref_.inputs.find(b.layout->source);
+      if (src == ref_.inputs.end() || static_cast<int64_t>(src->second.size()) != shape_size(b.layout->source_shape)) {
+        kernel_.reset();
+        reply(error_reply(id, "build_error", "argument " + b.name + ": no input " + b.layout->source + " to transform"));
+        return true;
+      }
+      AlignedBuffer& t = pretransformed_.emplace_back(static_cast<size_t>(b.size()));
+      b.layout->apply(src->second.data(), t.data());
+      args_.push_back(t.data());
+      continue;
+    }
     auto in = inputs_.find(b.name);
     auto out = outputs_.find(b.name);
     AlignedBuffer* buf = in != inputs_.end() ? &in->second : out != outputs_.end() ? &out->second : nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -50,6 +51,7 @@ class WorkerSession {
   bool inputs_dirty_ = false;
   std::unique_ptr<CompiledKernel> kernel_;
   std::vector<float*> args_;
+  std::deque<AlignedBuffer> pretransformed_;  // blocked copies of constant inputs (stable addresses)
   int kernel_id_ = -1;
   GpuSession gpu_;  // target "cuda ...": the GPU path
 

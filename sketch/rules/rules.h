@@ -14,5 +14,6 @@ SketchRulePtr make_add_cache_write_rule();
 SketchRulePtr make_add_rfactor_rule();
 SketchRulePtr make_pack_reused_input_rule();
 SketchRulePtr make_vector_axis_layout_rule();
+SketchRulePtr make_rewrite_constant_layout_rule();
 
 }  // namespace loom

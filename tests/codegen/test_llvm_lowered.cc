@@ -23,6 +23,7 @@ std::string check_with_llvm(const State& s, int threads = 1, uint64_t seed = 7) 
   LLVMCompileOptions o;
   o.num_threads = threads;
   auto k = compile_llvm(f, o);
+  add_pretransformed_arguments(f, bufs);
   std::vector<float*> args;
   for (const auto& b : f.args) args.push_back(bufs.at(b.name).data());
   (*k)(args);
@@ -85,6 +86,28 @@ TEST(LLVMLowered, AnsorLikeTiledMatmul) {
   EXPECT_EQ(check_with_llvm(s, 1), "") << lowered;
   EXPECT_EQ(check_with_llvm(s, 2), "") << lowered;
   EXPECT_EQ(testing::check_with_c_backend(s), "");
+}
+
+// The same schedule reading B pre-transformed: its blocked layout walks the
+// fused parallel loop's j tile (f % 3), then k, then the vector lanes of j.
+TEST(LLVMLowered, TiledMatmulReadsAConstantBInTheBlockedLayoutOfItsLoops) {
+  auto dag = std::make_shared<ComputeDAG>(*testing::workload("matmul", R"({"M":64,"N":96,"K":40})"));
+  dag->mark_constant("B");
+  State s = State::initial(dag);
+  const int b = s.stage_index("B");
+  s = s.cache_read(b, BufferScope::kLocal, {s.stage_index("C")}).layout_rewrite(b + 1);
+  int c = s.stage_index("C");
+  s = s.cache_write(c, BufferScope::kLocal);
+  int out = c + 1;
+  s = s.split(out, 0, {8}).split(out, 2, {32}).reorder(out, {0, 2, 1, 3}).fuse(out, {0, 1});
+  s = s.annotate(out, 0, IterAnnotation::kParallel).annotate(out, 2, IterAnnotation::kVectorize);
+  s = s.compute_at(c, out, 0).reorder(c, {2, 0, 1}).annotate(c, 2, IterAnnotation::kVectorize);
+  LoweredFunc f = lower(s);
+  const Buffer* arg = f.find_buffer("B_local");
+  ASSERT_TRUE(arg && arg->layout) << to_string(f);
+  EXPECT_EQ(arg->layout->to_string(), "[B: d1/32, d0, d1%32]");
+  EXPECT_EQ(check_with_llvm(s, 1), "") << to_string(f);
+  EXPECT_EQ(check_with_llvm(s, 2), "") << to_string(f);
 }
 
 }  // namespace

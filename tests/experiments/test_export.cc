@@ -88,14 +88,21 @@ TEST(Export, RandomSchedulesRoundTripThroughLibraryAndCSource) {
                  Target::parse("cpu -threads=2")),
       Task::make("softmax", nlohmann::json{{"M", 6}, {"N", 45}}, Target::parse("cpu -threads=1")),
       Task::make("depthwise_conv2d", nlohmann::json{{"C", 7}, {"H", 10}, {"W", 13}}, Target::parse("cpu -threads=1")),
+      // A network's conv with constant weights: pre-transformed arguments.
+      Task::make("subgraph", nlohmann::json::parse(R"({"inputs": [{"shape": [1, 5, 9, 11]},
+                     {"shape": [18, 5, 3, 3], "constant": true}, {"shape": [18], "constant": true}],
+                     "nodes": [{"op": "conv2d", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["in0", "in1", "in2"]},
+                               {"op": "relu", "attrs": {}, "inputs": ["n0"]}]})"),
+                 Target::parse("cpu -threads=2")),
   };
   std::mt19937_64 rng(11);
-  bool saw_parallel = false, saw_tail = false, saw_temp = false;
+  bool saw_parallel = false, saw_tail = false, saw_temp = false, saw_pretransformed = false;
   int programs = 0;
   for (const Task& task : tasks) {
     for (const State& s : sample(make_sketch_task(task), 2, rng)) {
       LoweredFunc f = lower(s);
       saw_temp = saw_temp || !f.temps.empty();
+      for (const Buffer& b : f.args) saw_pretransformed = saw_pretransformed || b.layout != nullptr;
       visit_stmt(f.body, [&](const Stmt& x) {
         if (!x || x->kind != StmtKind::kFor) return;
         saw_parallel = saw_parallel || x->for_kind == ForKind::kParallel;
@@ -116,6 +123,7 @@ TEST(Export, RandomSchedulesRoundTripThroughLibraryAndCSource) {
   EXPECT_TRUE(saw_parallel);
   EXPECT_TRUE(saw_tail);
   EXPECT_TRUE(saw_temp);
+  EXPECT_TRUE(saw_pretransformed);
 }
 
 TEST(Export, CheckReportsAWrongExportedBuild) {

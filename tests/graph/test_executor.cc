@@ -68,6 +68,19 @@ Graph small_attention() {
   return b.build({"y"});
 }
 
+// A log (in the temp directory) holding one measured record of `s`.
+std::string write_log(const std::string& file, const Task& task, const State& s) {
+  MeasureRecord rec;
+  rec.task = task;
+  rec.steps = s.steps_json();
+  rec.result.costs_s = {1e-3};
+  const std::string log = (std::filesystem::temp_directory_path() / file).string();
+  std::remove(log.c_str());
+  RecordLog out(log);
+  out.append({rec});
+  return log;
+}
+
 void expect_matches_interpreter(const Graph& g, int threads) {
   NetworkExecutor ex(g, {threads});
   Values inputs = random_graph_inputs(g, 3);
@@ -105,19 +118,35 @@ TEST(NetworkExecutor, TakesATaskProgramFromTheLog) {
   NetworkTasks nt = extract_tasks(g);
   // A record of the first task: its default schedule, measured.
   Task task = Task::make(kSubgraphWorkload, nt.tasks[0].subgraph, Target{});
-  MeasureRecord rec;
-  rec.task = task;
-  rec.steps = default_schedule(task.dag, 1, 16).steps_json();
-  rec.result.costs_s = {1e-3};
-  const std::string log = (std::filesystem::temp_directory_path() / "loom_executor_log.json").string();
-  std::remove(log.c_str());
-  {
-    RecordLog out(log);
-    out.append({rec});
-  }
+  const std::string log = write_log("loom_executor_log.json", task, default_schedule(task.dag, 1, 16));
   NetworkExecutor ex(g, {1, log});
   EXPECT_TRUE(ex.kernels()[0].tuned);
   EXPECT_FALSE(ex.kernels()[1].tuned);
+  Values inputs = random_graph_inputs(g, 2);
+  EXPECT_EQ(compare_outputs(ex.run(inputs).at("y"), interpret(g, inputs).at("y")), "");
+  std::remove(log.c_str());
+}
+
+// A schedule that reads the conv weight pre-transformed (blocked by a split
+// of the output channels): the executor transforms each group's weight once
+// and the network still computes what the interpreter computes.
+TEST(NetworkExecutor, RunsASchedulePreTransformingItsWeights) {
+  Graph g = small_resnet();
+  NetworkTasks nt = extract_tasks(g);
+  Task task = Task::make(kSubgraphWorkload, nt.tasks[0].subgraph, Target{});
+  ASSERT_TRUE(task.dag->is_constant("in1"));
+  State s = State::initial(task.dag);
+  int reader = -1;
+  for (size_t i = 0; i < s.stages().size(); ++i)
+    if (!s.stages()[i].op->is_placeholder && s.stages()[i].op->body->kind == ExprKind::kReduce) reader = static_cast<int>(i);
+  ASSERT_GE(reader, 0);
+  const int w = s.stage_index("in1");
+  s = s.cache_read(w, BufferScope::kLocal, {reader}).layout_rewrite(w + 1);
+  s = s.split(reader + 1, 1, {4});  // output channels 8 = 2 x 4
+  const std::string log = write_log("loom_executor_pretransform_log.json", task, s);
+  NetworkExecutor ex(g, {1, log});
+  EXPECT_TRUE(ex.kernels()[0].tuned);
+  EXPECT_EQ(ex.pretransformed_bytes(), 8 * 3 * 3 * 3 * 4);
   Values inputs = random_graph_inputs(g, 2);
   EXPECT_EQ(compare_outputs(ex.run(inputs).at("y"), interpret(g, inputs).at("y")), "");
   std::remove(log.c_str());

@@ -24,6 +24,7 @@ struct Case {
   nlohmann::json params;
   int threads;
   int vector_width = 16;
+  std::vector<std::string> constants = {};  // inputs marked constant: their layout is rewritten
 };
 
 // gtest prints the parameter in test listings: the case name, not its bytes.
@@ -48,6 +49,15 @@ std::vector<Case> cases() {
                  find_workload("conv2d_bias_relu")->small_params, 1, 4});
   out.push_back({"dilated_conv2d_channel_vectors", "dilated_conv2d",
                  find_workload("dilated_conv2d")->small_params, 4, 4});
+  // Constant weights: the layout rewrite's blocked copies, with tiles that
+  // do not divide (prime extents) and with channels as the vector axis.
+  out.push_back({"conv2d_constant_kernel", "conv2d", find_workload("conv2d")->small_params, 4, 16, {"kernel"}});
+  out.push_back({"conv2d_constant_kernel_channel_vectors", "conv2d",
+                 {{"N", 1}, {"C", 3}, {"H", 5}, {"W", 5}, {"K", 4}, {"R", 3}, {"S", 3}, {"stride", 1}, {"pad", 1}},
+                 4, 4, {"kernel"}});
+  out.push_back({"depthwise_conv2d_constant_kernel", "depthwise_conv2d",
+                 find_workload("depthwise_conv2d")->small_params, 1, 4, {"kernel"}});
+  out.push_back({"matmul_prime_constant_B", "matmul", {{"M", 31}, {"N", 37}, {"K", 29}}, 4, 16, {"B"}});
   return out;
 }
 
@@ -62,6 +72,11 @@ TEST_P(SampledPrograms, MatchTheReference) {
   const Case& c = GetParam();
   SketchTask task = testing::sketch_task(c.workload, c.params, c.threads);
   task.vector_width = c.vector_width;
+  if (!c.constants.empty()) {
+    auto dag = std::make_shared<ComputeDAG>(*task.dag);
+    for (const auto& name : c.constants) dag->mark_constant(name);
+    task.dag = dag;
+  }
   SketchPolicy policy(task);
   std::mt19937_64 rng(std::hash<std::string>()(c.name));
   std::vector<State> states = policy.sample(states_per_case(), rng);
@@ -78,7 +93,13 @@ TEST_P(SampledPrograms, MatchTheReference) {
       ADD_FAILURE() << c.name << ": " << err << "\nsteps: " << s.steps_json().dump() << "\n" << s.to_string();
   }
   EXPECT_EQ(failures, 0) << "of " << states.size() << " sampled states";
-  if (c.vector_width != 16) {
+  if (!c.constants.empty()) {
+    int rewritten = 0;
+    for (const State& s : states)
+      for (const Stage& st : s.stages()) rewritten += st.pretransformed;
+    EXPECT_GT(rewritten, 0) << "no sampled state pre-transforms a constant";
+  }
+  if (c.vector_width != 16 && c.constants.empty()) {
     int with_layout = 0;
     for (const State& s : states)
       for (const Stage& st : s.stages()) with_layout += !st.storage_order.empty();

@@ -28,6 +28,7 @@ std::map<std::string, std::vector<float>> run_c_backend(const ComputeDAG& dag, c
   for (const auto& name : dag.output_names())
     bufs[name].assign(shape_size(dag.op(name)->shape), -12345.0f);
   CompiledCModule m = CompiledCModule::from_func(f, opts);
+  add_pretransformed_arguments(f, bufs);
   std::vector<float*> args;
   for (const auto& b : f.args) args.push_back(bufs.at(b.name).data());
   m.run(args);
