@@ -106,9 +106,9 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
     if (j.contains("tasks")) throw LoomError("tasks: a network config lists no tasks (they are the network's)");
     if (j.contains("batch")) c.batch = integer(j["batch"], "batch", 1, 1 << 20);
     if (!j.contains("name")) c.name = std::filesystem::path(c.network).stem().string();
-    // Network tasks are compared with PyTorch (loom network run), not with
-    // per-operator libraries.
-    c.baselines.clear();
+    // A network is compared with PyTorch end to end; each task's main
+    // operator with oneDNN's primitive for it (loom report).
+    c.baselines = {"onednn"};
   } else if (j.contains("batch")) {
     throw LoomError("batch: only a network config has a batch");
   } else if (!j.contains("tasks") || !j["tasks"].is_array() || j["tasks"].empty()) {

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "graph/tasks.h"
 #include "ir/error.h"
 #include "ir/reference.h"
 #include "measure/records.h"
@@ -132,8 +133,23 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
     const MeasureRecord* best_rec = best_prog.record;
     if (!best_rec) r.loom_error = "no valid record in the log";
 
-    auto inputs = random_inputs(*task.dag, 1);
-    auto ref = evaluate_reference(*task.dag, inputs);
+    // A network's task: the baselines compute its main operator (the
+    // registry workload equivalent to it), on that workload's own data.
+    Task baseline_task = task;
+    std::string leaves_out;
+    if (task.workload == kSubgraphWorkload) {
+      auto eq = graph::equivalent_workload(task.params);
+      if (eq) {
+        baseline_task = Task::make(eq->workload, eq->params, task.target);
+        leaves_out = eq->leaves_out;
+      }
+    }
+    const bool baselines_run = !cfg.baselines.empty() && (task.workload != kSubgraphWorkload || baseline_task.workload != kSubgraphWorkload);
+    TensorMap inputs, ref;
+    if (baselines_run) {
+      inputs = random_inputs(*baseline_task.dag, 1);
+      ref = evaluate_reference(*baseline_task.dag, inputs);
+    }
     int rounds = opts.remeasure ? std::max(opts.rounds, 1) : 1;
     for (int round = 0; round < rounds; ++round) {
       double loom_this_round = 0;
@@ -146,7 +162,12 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
           loom_this_round = best_prog.cost_s;
         }
       }
-      r.add_round(loom_this_round, run_baselines(cfg, task, timing, inputs, ref));
+      std::vector<BaselineResult> results;
+      if (baselines_run) results = run_baselines(cfg, baseline_task, timing, inputs, ref);
+      for (auto& b : results)
+        if (!leaves_out.empty()) b.variant += "; " + baseline_task.workload + " without the " + leaves_out;
+        else if (baseline_task.workload != task.workload) b.variant += "; " + baseline_task.workload;
+      r.add_round(loom_this_round, results);
     }
     r.summarize_rounds();
     if (r.loom_s > 0) r.loom_error.clear();

@@ -1,5 +1,7 @@
 #include "graph/tasks.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -110,6 +112,57 @@ ComputeDAG subgraph_dag(const nlohmann::json& s) {
   for (size_t i = 0; i < s["inputs"].size(); ++i)
     if (s["inputs"][i].value("constant", false)) dag.mark_constant(g.inputs[i].name);
   return dag;
+}
+
+std::optional<EquivalentWorkload> equivalent_workload(const nlohmann::json& s) {
+  const Graph g = subgraph_graph(s);
+  const Node& main = g.nodes.front();
+  auto attr = [&](const std::string& key, std::vector<int64_t> fallback) {
+    if (!main.attrs.contains(key)) return fallback;
+    return main.attrs[key].get<std::vector<int64_t>>();
+  };
+  auto all_equal = [](const std::vector<int64_t>& v) {
+    return std::adjacent_find(v.begin(), v.end(), std::not_equal_to<>()) == v.end();
+  };
+  // The ops after the main one, as the leaves_out text names them.
+  std::string rest;
+  for (size_t k = 1; k < g.nodes.size(); ++k) rest += (rest.empty() ? "" : "+") + g.nodes[k].op;
+  EquivalentWorkload w;
+  if (main.op == "conv2d") {
+    const Shape& x = g.shape(main.inputs[0]);
+    const Shape& wt = g.shape(main.inputs[1]);
+    const auto strides = attr("strides", {1, 1}), pads = attr("pads", {0, 0, 0, 0}), dil = attr("dilations", {1, 1});
+    const int64_t group = main.attrs.value("group", int64_t{1});
+    if (x.size() != 4 || !all_equal(strides) || !all_equal(pads) || !all_equal(dil) || wt[2] != wt[3]) return std::nullopt;
+    const bool bias = main.inputs.size() > 2;
+    w.params = {{"N", x[0]}, {"C", x[1]}, {"H", x[2]}, {"W", x[3]}, {"R", wt[2]}, {"S", wt[3]},
+                {"stride", strides[0]}, {"pad", pads[0]}, {"dilation", dil[0]}};
+    if (group == 1 && bias && rest == "relu") {
+      w.workload = "conv2d_bias_relu";
+      w.params["K"] = wt[0];
+      return w;
+    }
+    if (group == 1) {
+      w.workload = "conv2d";
+      w.params["K"] = wt[0];
+    } else if (group == x[1] && wt[0] == x[1] && wt[1] == 1) {
+      w.workload = "depthwise_conv2d";
+    } else {
+      return std::nullopt;
+    }
+  } else if (main.op == "gemm" || main.op == "matmul") {
+    const Shape& a = g.shape(main.inputs[0]);
+    const Shape& out = g.shape(main.output);
+    if (a.size() != 2 || out.size() != 2) return std::nullopt;
+    w.workload = "matmul";
+    w.params = {{"M", a[0]}, {"K", a[1]}, {"N", out[1]}};
+    if (main.op == "gemm" && main.inputs.size() > 2) rest = rest.empty() ? "bias" : "bias+" + rest;
+  } else {
+    return std::nullopt;
+  }
+  if (main.op == "conv2d" && main.inputs.size() > 2) rest = rest.empty() ? "bias" : "bias+" + rest;
+  w.leaves_out = rest;
+  return w;
 }
 
 std::string subgraph_summary(const nlohmann::json& s) {

@@ -15,6 +15,7 @@
 // The measure layer knows it as the workload "subgraph" (measure/task.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,19 @@ nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vect
 ComputeDAG subgraph_dag(const nlohmann::json& subgraph);
 // "conv2d+add+relu 1x64x56x56" (the ops and the output shape).
 std::string subgraph_summary(const nlohmann::json& subgraph);
+
+// The registry workload computing a subgraph's main operator, for a
+// per-operator baseline: a conv2d (bias + ReLU fused when that is the whole
+// subgraph; depthwise when every channel is its own group) with equal
+// strides, pads and dilations on both axes, or a gemm as a matmul.
+// `leaves_out` says what of the subgraph the workload does not compute
+// ("" when nothing), so a baseline of it does less than the task.
+struct EquivalentWorkload {
+  std::string workload;
+  nlohmann::json params;
+  std::string leaves_out;
+};
+std::optional<EquivalentWorkload> equivalent_workload(const nlohmann::json& subgraph);
 
 struct NetworkTask {
   nlohmann::json subgraph;

@@ -1,14 +1,18 @@
 // loom export CONFIG.json... [--check [--cc COMPILER]... [--rounds N]]: the
 // best schedule of every task of each config into its export folder
-// (experiments/export.h);
+// (experiments/export.h), and for a network config the whole network as C
+// (experiments/network_export.h);
 // --check builds, checks and times every artifact against the tuner's kernel
 // (experiments/export_check.h) and fails when one is wrong or slower.
+#include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "codegen/llvm/llvm_jit.h"
 #include "experiments/config.h"
 #include "experiments/export.h"
 #include "experiments/export_check.h"
+#include "experiments/network_export.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
 
@@ -85,6 +89,7 @@ int export_verb(const Args& args) {
   std::vector<ExperimentConfig> cfgs;
   for (const auto& c : configs) cfgs.push_back(ExperimentConfig::load(c));
   std::vector<std::vector<ExportedFiles>> exported;
+  std::vector<std::pair<const ExperimentConfig*, NetworkExport>> networks;
   for (const ExperimentConfig& cfg : cfgs) {
     auto records = load_records(cfg.log_path);
     std::vector<Task> tasks;
@@ -98,6 +103,13 @@ int export_verb(const Args& args) {
     if (files.size() < tasks.size())
       std::printf("%zu task(s) have no valid record in %s\n", tasks.size() - files.size(), cfg.log_path.c_str());
     exported.push_back(files);
+    if (!cfg.network.empty()) {
+      NetworkExport net = export_network(cfg, records);
+      networks.push_back({&cfg, net});
+      std::printf("the whole network: %s\n    %s\n    %s (%zu kernel sources; %d task(s) on a default schedule)\n",
+                  net.header_path.c_str(), net.c_path.c_str(), net.weights_path.c_str(), net.kernel_sources.size(),
+                  net.default_schedules);
+    }
   }
   if (!check) return kExitOk;
   std::fflush(stdout);  // the list before the check's progress lines
@@ -116,6 +128,22 @@ int export_verb(const Args& args) {
       for (const auto& f : files)
         if (f.stem == r.stem) note_check_in_c_source(f, r, cpu);
   print_check(results, opts, cpu);
+  bool networks_ok = true;
+  for (const auto& [cfg, net] : networks) {
+    for (const std::string& cc : opts.compilers) {
+      NetworkExportCheck nc = check_network_export(*cfg, net, cc, std::max(opts.rounds, 1));
+      if (!nc.problem.empty()) {
+        std::printf("!! %s: the network's C (%s): %s\n", cfg->network.c_str(), cc.c_str(), nc.problem.c_str());
+        networks_ok = false;
+        continue;
+      }
+      std::printf("%s: the network's C (%s) matches the executor (max |error| %.3g); %.3f ms vs the executor's %.3f ms "
+                  "(medians of %d runs each, one after the other)\n",
+                  cfg->network.c_str(), cc.c_str(), nc.max_abs_error, nc.c_s * 1e3, nc.executor_s * 1e3,
+                  std::max(opts.rounds, 1));
+    }
+  }
+  if (!networks_ok) return kExitFailure;
   for (const auto& r : results) {
     if (!r.jit_problem.empty()) return kExitFailure;
     for (const auto& row : r.builds)

@@ -19,7 +19,7 @@
 #include <fstream>
 
 #include "codegen/llvm/llvm_jit.h"
-#include "experiments/baselines/pytorch_network.h"
+#include "experiments/network_report.h"
 #include "experiments/verbs.h"
 #include "graph/executor/executor.h"
 #include "graph/interpreter.h"
@@ -123,28 +123,6 @@ int tasks_verb(const Args& a) {
   return kExitOk;
 }
 
-// |got - expected| <= tol * (|expected| + max|expected|): relative to the
-// output's scale, since a deep network's small outputs carry the absolute
-// error of its large ones.
-struct Agreement {
-  double max_abs = 0, scale = 0;
-  bool ok = true;
-};
-Agreement agree(const std::vector<float>& got, const std::vector<float>& expected, double tol) {
-  Agreement r;
-  if (got.size() != expected.size()) {
-    r.ok = false;
-    return r;
-  }
-  for (float e : expected) r.scale = std::max(r.scale, static_cast<double>(std::fabs(e)));
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double d = std::fabs(static_cast<double>(got[i]) - expected[i]);
-    if (!(d <= tol * (std::fabs(expected[i]) + r.scale))) r.ok = false;
-    r.max_abs = std::max(r.max_abs, std::isnan(d) ? INFINITY : d);
-  }
-  return r;
-}
-
 // Each task's time inside the network (all its groups, per run, median-free
 // mean over `rounds` runs) and, when tuned, the log's time for it alone
 // times its weight: kernels that run slower in the network than alone.
@@ -174,11 +152,6 @@ void print_profile(graph::NetworkExecutor& ex, const Values& inputs, int rounds)
   }
 }
 
-std::string torch_file_for(const std::string& model) {
-  const size_t dot = model.find_last_of('.');
-  const std::string pt = (dot == std::string::npos ? model : model.substr(0, dot)) + ".pt";
-  return std::ifstream(pt).good() ? pt : "";
-}
 
 int run_network_verb(const Args& a) {
   std::string model, torch_path;
@@ -242,72 +215,21 @@ int run_network_verb(const Args& a) {
   if (ex.pretransformed_bytes() > 0)
     std::printf("weights in kernel layouts: %.1f MB, transformed once at load\n", ex.pretransformed_bytes() / 1e6);
 
-  Values inputs = graph::random_graph_inputs(g, 1);
-  std::unique_ptr<PyTorchNetwork> torch;
-  std::vector<TorchTensor> torch_inputs;
-  if (!torch_path.empty()) {
-    torch = std::make_unique<PyTorchNetwork>(torch_path, opts.threads);
-    for (const auto& in : g.inputs) torch_inputs.push_back({in.shape, inputs.at(in.name)});
-  }
-
-  // Rounds of one Loom run and one PyTorch run, alternating (the machine is
-  // shared: a round's two runs see the same load).
-  Values out;
-  std::vector<TorchTensor> torch_out;
-  std::vector<double> loom_s, torch_s, ratio;
-  out = ex.run(inputs);  // warm-up
-  if (torch) torch_out = torch->run(torch_inputs);
-  for (int r = 0; r < rounds; ++r) {
-    auto t = std::chrono::steady_clock::now();
-    out = ex.run(inputs);
-    loom_s.push_back(seconds_since(t));
-    if (torch) {
-      wait_for_idle_threads();
-      t = std::chrono::steady_clock::now();
-      torch_out = torch->run(torch_inputs);
-      torch_s.push_back(seconds_since(t));
-      ratio.push_back(torch_s.back() / loom_s.back());
-      wait_for_idle_threads();
-    }
-  }
-  std::printf("Loom    median %.3f ms over %d rounds\n", median(loom_s) * 1e3, rounds);
-  if (torch)
+  NetworkComparison c = compare_network(g, ex, torch_path, opts.threads, rounds, check, tol);
+  std::printf("Loom    median %.3f ms over %d rounds\n", c.loom_median_s() * 1e3, rounds);
+  if (!c.torch_s.empty())
     std::printf("PyTorch median %.3f ms (%s, optimize_for_inference); Loom runs at %.2fx PyTorch's speed "
                 "(median of per-round ratios)\n",
-                median(torch_s) * 1e3, torch_path.c_str(), median(ratio));
-
-  if (profile) print_profile(ex, inputs, rounds);
+                c.torch_median_s() * 1e3, torch_path.c_str(), c.speed_ratio());
+  if (profile) print_profile(ex, graph::random_graph_inputs(g, 1), rounds);
   if (!check) return kExitOk;
-  std::vector<std::vector<float>> expected;
-  std::string against;
-  if (torch) {
-    std::vector<TorchTensor> ref = torch->run_reference(torch_inputs);
-    if (ref.size() != g.outputs.size())
-      throw LoomError("the TorchScript model has " + std::to_string(ref.size()) + " outputs, the graph " +
-                      std::to_string(g.outputs.size()));
-    for (size_t i = 0; i < ref.size(); ++i) {
-      expected.push_back(ref[i].data);
-      // The timed baseline must compute what the reference does.
-      Agreement opt = agree(torch_out[i].data, ref[i].data, tol);
-      if (!opt.ok)
-        std::printf("warning: PyTorch's optimize_for_inference module disagrees with its frozen module on %s "
-                    "(max |error| %.3g): its time is not of a correct program\n",
-                    g.outputs[i].c_str(), opt.max_abs);
-    }
-    against = "PyTorch (the frozen module)";
-  } else {
-    Values ref = graph::interpret(g, inputs);
-    for (const auto& o : g.outputs) expected.push_back(ref.at(o));
-    against = "the reference interpreter";
-  }
-  bool ok = true;
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    Agreement r = agree(out.at(g.outputs[i]), expected[i], tol);
+  for (const auto& w : c.warnings) std::printf("warning: %s\n", w.c_str());
+  for (size_t i = 0; i < c.outputs.size(); ++i) {
+    const Agreement& r = c.agreement[i];
     std::printf("check %s against %s: %s (max |error| %.3g, output scale %.3g, tolerance %.0e x (|expected| + scale))\n",
-                g.outputs[i].c_str(), against.c_str(), r.ok ? "match" : "MISMATCH", r.max_abs, r.scale, tol);
-    ok = ok && r.ok;
+                c.outputs[i].c_str(), c.against.c_str(), r.ok ? "match" : "MISMATCH", r.max_abs, r.scale, tol);
   }
-  return ok ? kExitOk : kExitFailure;
+  return c.outputs_match() ? kExitOk : kExitFailure;
 }
 
 }  // namespace

@@ -1,15 +1,29 @@
 // loom report CONFIG.json: Loom's best vs the baselines for every task of a
 // config, re-measured interleaved in this run; writes CSV + Markdown and the
-// tuning-curve PNG into the report folder.
+// tuning-curve PNG into the report folder. For a network config also the
+// whole network against PyTorch, end to end (experiments/network_report.h).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
+#include "experiments/network_report.h"
 #include "experiments/report.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
 
 namespace loom::cli {
+
+namespace {
+
+// Renders a report CSV to PNG with one of the scripts/ plotters.
+bool plot(const ExperimentConfig& cfg, const std::string& script_name, const std::string& png_name) {
+  const std::string script = std::string(LOOM_SOURCE_DIR) + "/scripts/" + script_name;
+  const std::string cmd =
+      "/usr/bin/python3 " + script + " " + cfg.report_dir + " " + cfg.report_dir + "/" + png_name + " > /dev/null 2>&1";
+  return std::filesystem::exists(script) && std::system(cmd.c_str()) == 0;
+}
+
+}  // namespace
 
 int report_verb(const Args& args) {
   std::string file;
@@ -45,13 +59,33 @@ int report_verb(const Args& args) {
                     x.inputs_as_given ? "  (inputs as given)" : "  (an input prepacked outside the timing)");
   }
   write_report(cfg, reports);
-  std::string script = std::string(LOOM_SOURCE_DIR) + "/scripts/plot_tuning.py";
-  std::string png = cfg.report_dir + "/tuning.png";
-  std::string cmd = "/usr/bin/python3 " + script + " " + cfg.report_dir + " " + png + " > /dev/null 2>&1";
-  bool plotted = std::filesystem::exists(script) && std::system(cmd.c_str()) == 0;
+  const bool plotted = plot(cfg, "plot_tuning.py", "tuning.png");
   std::printf("report: %s/report.md, report.csv, curves.csv%s\n", cfg.report_dir.c_str(),
               plotted ? ", tuning.png" : " (plot skipped: python3-matplotlib missing?)");
-  return kExitOk;
+  if (cfg.network.empty()) return kExitOk;
+
+  // A network config: the whole network against PyTorch, end to end.
+  NetworkReport net = build_network_report(cfg, reports, opts);
+  const NetworkComparison& e = net.end_to_end;
+  std::printf("\n%s, %d thread%s: Loom %.3f ms", cfg.network.c_str(), net.threads, net.threads == 1 ? "" : "s",
+              e.loom_median_s() * 1e3);
+  if (!e.torch_s.empty())
+    std::printf(", PyTorch %.3f ms: Loom runs at %.2fx PyTorch's speed (median of %zu per-round ratios)",
+                e.torch_median_s() * 1e3, e.speed_ratio(), e.torch_s.size());
+  else
+    std::printf(" (no TorchScript file next to the model: PyTorch not run)");
+  std::printf("\nestimated from the tasks: %.3f ms%s; %d trials, tuning time %.0f s\n", net.estimated_s * 1e3,
+              net.unmeasured_tasks ? (" (" + std::to_string(net.unmeasured_tasks) + " tasks unmeasured)").c_str() : "",
+              net.trials, net.tuning_s);
+  for (const auto& w : e.warnings) std::printf("warning: %s\n", w.c_str());
+  for (size_t i = 0; i < e.outputs.size(); ++i)
+    std::printf("check %s against %s: %s (max |error| %.3g)\n", e.outputs[i].c_str(), e.against.c_str(),
+                e.agreement[i].ok ? "match" : "MISMATCH", e.agreement[i].max_abs);
+  write_network_report(cfg, net, reports);
+  const bool net_plotted = plot(cfg, "plot_network.py", "network.png");
+  std::printf("report: %s/network.md, network.csv, network_curve.csv%s\n", cfg.report_dir.c_str(),
+              net_plotted ? ", network.png" : " (plot skipped: python3-matplotlib missing?)");
+  return e.outputs_match() ? kExitOk : kExitFailure;
 }
 
 }  // namespace loom::cli

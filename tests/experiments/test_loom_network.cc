@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -45,6 +47,19 @@ class LoomNetwork : public ::testing::Test {
     ASSERT_EQ(generate_error_, "");
   }
   static std::string model(const std::string& file) { return (dir_ / file).string(); }
+  // A network config NAME.json of the tiny CNN (random cost model, rounds of
+  // 4 trials), tuned; "" (with a failure) when tuning fails.
+  static std::string tuned_tiny_cnn(const std::string& name, int threads, int trials) {
+    const std::string config = model(name + ".json");
+    std::ofstream(config) << nlohmann::json{{"network", "tiny_cnn.onnx"}, {"name", name},
+                                            {"target", "cpu -threads=" + std::to_string(threads)},
+                                            {"search", {{"num_trials", trials}, {"measures_per_round", 4}}},
+                                            {"cost_model", {{"kind", "random"}}}}.dump();
+    Result tune = run_loom("tune " + config);
+    if (tune.exit_code == 0) return config;
+    ADD_FAILURE() << tune.output;
+    return "";
+  }
   static inline fs::path dir_;
   static inline std::string skip_, generate_error_;
 };
@@ -126,6 +141,51 @@ TEST_F(LoomNetwork, NetworkConfigTunesTheModelsTasksAndItsLogRunsTheNetwork) {
   EXPECT_NE(run.output.find("(2 tuned from the log, 4 default schedules)"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("warning: " + log + " has no valid record for task"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find(": match"), std::string::npos) << run.output;
+}
+
+// Every task gets one round of trials; the report then runs the whole
+// network against PyTorch and writes the table, the per-task breakdown and
+// the curve of the estimated latency.
+TEST_F(LoomNetwork, ReportOfANetworkConfigComparesTheWholeNetworkWithPyTorch) {
+  const std::string config = tuned_tiny_cnn("tiny_cnn_report", 1, 24);
+  ASSERT_NE(config, "");
+  Result report = run_loom("report " + config + " --rounds 1");
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("Loom runs at"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("against PyTorch (the frozen module): match"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("24 trials"), std::string::npos) << report.output;
+  const fs::path dir = dir_ / "tiny_cnn_report_report";
+  std::ifstream md(dir / "network.md");
+  std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("| tiny_cnn.onnx | 1 | "), std::string::npos) << text;
+  EXPECT_EQ(text.find("unmeasured"), std::string::npos) << text;
+  std::ifstream curve(dir / "network_curve.csv");
+  std::string header, first;
+  std::getline(curve, header);
+  EXPECT_EQ(header, "trials,estimated_ms");
+  EXPECT_TRUE(static_cast<bool>(std::getline(curve, first))) << "no point on the curve";
+}
+
+// The whole network as C: tuned kernels (pre-transformed weights among
+// them) and default ones, built by the system compiler, give the
+// executor's outputs.
+TEST_F(LoomNetwork, ExportOfANetworkConfigWritesTheWholeNetworkAsCThatMatchesTheExecutor) {
+  const std::string config = tuned_tiny_cnn("tiny_cnn_export", 2, 8);
+  ASSERT_NE(config, "");
+  Result ex = run_loom("export " + config + " --check --rounds 1");
+  // Exit 1 may come from the speed of microsecond kernels; only wrong
+  // results matter here.
+  ASSERT_TRUE(ex.exit_code == 0 || ex.exit_code == 1) << ex.output;
+  std::istringstream lines(ex.output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("!!", 0) == 0) EXPECT_NE(line.find(" runs at "), std::string::npos) << line;
+  EXPECT_NE(ex.output.find("4 task(s) on a default schedule"), std::string::npos) << ex.output;
+  EXPECT_NE(ex.output.find("the network's C (cc) matches the executor"), std::string::npos) << ex.output;
+  std::ifstream c(dir_ / "tiny_cnn_export_export" / "tiny_cnn_export.c");
+  std::string text((std::istreambuf_iterator<char>(c)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("_pretransform_"), std::string::npos) << "no tuned kernel reads a pre-transformed weight";
+  EXPECT_NE(text.find("void tiny_cnn_export_run(const float* const* inputs, float* const* outputs) {"),
+            std::string::npos) << text;
 }
 
 TEST_F(LoomNetwork, NetworkConfigWithTheWrongBatchIsAOneLineError) {
