@@ -127,6 +127,12 @@ Task Task::from_json(const nlohmann::json& j, const std::string& path) {
 
 std::string Task::key() const { return to_json().dump(); }
 
+std::string Task::similarity_group() const {
+  if (workload != kSubgraphWorkload) return workload;
+  const std::string d = description();  // "subgraph OPS SHAPE"
+  return d.substr(0, d.find_last_of(' '));
+}
+
 std::string Task::description() const {
   if (workload == kSubgraphWorkload) return std::string(kSubgraphWorkload) + " " + graph::subgraph_summary(params);
   std::string s = workload;

@@ -45,6 +45,11 @@ struct Task {
   // Identity of the task in logs: workload + params + dtype + target.
   std::string key() const;
   std::string description() const;  // "matmul M=1024 N=1024 K=1024"
+  // The tasks whose throughputs compare (the task scheduler's similar
+  // tasks): the workload, or for a network's subgraph its ops ("subgraph
+  // conv2d+relu"), so that a memory-bound gemm or pool is not held to a
+  // conv's GFLOP/s.
+  std::string similarity_group() const;
 };
 
 }  // namespace loom

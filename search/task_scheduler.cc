@@ -13,14 +13,20 @@ double TaskScheduler::gradient(const std::vector<TaskProgress>& tasks, size_t i)
   double per_round = std::max(1.0, static_cast<double>(t.trials) / std::max<size_t>(h.size(), 1));
   double backward = 0;
   size_t w = static_cast<size_t>(settings_.scheduler_window);
-  if (h.size() > w && std::isfinite(h[h.size() - 1 - w]))
-    backward = (h.back() - h[h.size() - 1 - w]) / (w * per_round);
+  const bool window_full = h.size() > w && std::isfinite(h[h.size() - 1 - w]);
+  if (window_full) backward = (h.back() - h[h.size() - 1 - w]) / (w * per_round);
   double forward = -t.best_cost / t.trials;
+  // Ansor's optimistic bound: a task far below the best throughput of its
+  // similar tasks could gain that much. Only while it still improves: a
+  // task whose last `window` rounds found nothing better (a 7x7 stem over
+  // 3 channels held to the 3x3 convs' GFLOP/s) would otherwise take every
+  // round from then on.
+  const bool stalled = window_full && backward == 0;
   double max_similar = 0;  // best throughput among similar tasks
   for (const auto& o : tasks)
     if (o.group == t.group && std::isfinite(o.best_cost) && o.best_cost > 0)
       max_similar = std::max(max_similar, o.flops / o.best_cost);
-  if (max_similar > 0)
+  if (max_similar > 0 && !stalled)
     forward = std::min(forward, settings_.scheduler_beta * t.flops / max_similar - t.best_cost);
   double alpha = settings_.scheduler_alpha;
   return t.weight * (alpha * backward + (1 - alpha) * forward);

@@ -185,7 +185,7 @@ void Tuner::run() {
     for (size_t i = 0; i < policies_.size(); ++i) {
       const SearchPolicy& p = *policies_[i];
       TaskProgress tp;
-      tp.group = p.task().workload;
+      tp.group = tasks_[i].task->similarity_group();
       tp.weight = tasks_[i].weight;
       tp.flops = p.task().dag->flop_count();
       tp.best_cost = p.best_cost();

@@ -51,6 +51,23 @@ TEST(TaskScheduler, PrefersATaskStillImproving) {
   EXPECT_EQ(sched.next(t, rng), 1);
 }
 
+TEST(TaskScheduler, StopsHoldingATaskThatStoppedImprovingToItsGroupsBestThroughput) {
+  SearchSettings s;
+  s.scheduler_eps = 0;
+  TaskScheduler sched(s);
+  std::mt19937_64 rng(1);
+  // Task 0 runs at a tenth of its group's best throughput, but its last
+  // rounds found nothing better; task 1, at the group's best, has had
+  // fewer trials.
+  std::vector<TaskProgress> t = {progress("conv", 1, 1e9, 10e-3, 640, std::vector<double>(10, 10e-3)),
+                                 progress("conv", 1, 1e9, 1e-3, 32, {1e-3})};
+  EXPECT_EQ(sched.next(t, rng), 1);
+  // Still improving, the same task keeps the optimistic bound and the round.
+  t[0].best_history.back() = 9e-3;
+  t[0].best_cost = 9e-3;
+  EXPECT_EQ(sched.next(t, rng), 0);
+}
+
 TEST(TaskScheduler, RoundRobinTakesTheTaskWithFewestRounds) {
   SearchSettings s;
   s.task_scheduler = TaskSchedulerKind::kRoundRobin;

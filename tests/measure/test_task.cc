@@ -1,0 +1,37 @@
+// Task identity beyond the key: the task scheduler's similarity groups.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "measure/task.h"
+
+namespace loom {
+namespace {
+
+Task subgraph(const std::string& op, const nlohmann::json& attrs, std::vector<std::vector<int64_t>> inputs) {
+  nlohmann::json s = {{"inputs", nlohmann::json::array()}, {"nodes", nlohmann::json::array()}};
+  nlohmann::json refs = nlohmann::json::array();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    s["inputs"].push_back({{"shape", inputs[i]}});
+    refs.push_back("in" + std::to_string(i));
+  }
+  s["nodes"].push_back({{"op", op}, {"attrs", attrs}, {"inputs", refs}});
+  return Task::make(kSubgraphWorkload, s, Target::parse("cpu -threads=1"));
+}
+
+TEST(Task, ARegistryTaskIsSimilarToTheTasksOfItsWorkload) {
+  Task a = Task::make("matmul", nlohmann::json{{"M", 8}, {"N", 8}, {"K", 8}}, Target::parse("cpu -threads=1"));
+  EXPECT_EQ(a.similarity_group(), "matmul");
+}
+
+TEST(Task, ASubgraphIsSimilarToSubgraphsOfTheSameOpsWhateverTheirShapes) {
+  Task conv = subgraph("conv2d", nlohmann::json::object(), {{1, 4, 8, 8}, {8, 4, 3, 3}});
+  Task other_conv = subgraph("conv2d", nlohmann::json::object(), {{1, 16, 5, 5}, {2, 16, 1, 1}});
+  Task gemm = subgraph("gemm", {{"trans_b", 1}}, {{1, 32}, {10, 32}});
+  EXPECT_EQ(conv.similarity_group(), "subgraph conv2d");
+  EXPECT_EQ(conv.similarity_group(), other_conv.similarity_group());
+  EXPECT_EQ(gemm.similarity_group(), "subgraph gemm");
+}
+
+}  // namespace
+}  // namespace loom
