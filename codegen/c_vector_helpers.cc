@@ -221,11 +221,14 @@ std::string core_helpers(int w) {
   return s;
 }
 
-// Horner's rule, highest degree first, into `out` (a declared variable).
-std::string horner(const std::string& out, const std::string& t, const std::vector<double>& coefs) {
-  std::string s = "  $F$ " + out + " = $F$_splat(" + float_literal(coefs[0]) + ");\n";
-  for (size_t i = 1; i < coefs.size(); ++i)
-    s += "  " + out + " = $F$_fma(" + out + ", " + t + ", $F$_splat(" + float_literal(coefs[i]) + "));\n";
+// Horner's rule, highest degree first, declaring `out`: on vectors ($F$
+// helpers) or, with `scalar`, on floats.
+std::string horner(const std::string& out, const std::string& t, const std::vector<double>& coefs,
+                   bool scalar = false) {
+  auto k = [&](double c) { return scalar ? float_literal(c) : "$F$_splat(" + float_literal(c) + ")"; };
+  const std::string fma = scalar ? "loom_f32_fma(" : "$F$_fma(";
+  std::string s = "  " + std::string(scalar ? "float " : "$F$ ") + out + " = " + k(coefs[0]) + ";\n";
+  for (size_t i = 1; i < coefs.size(); ++i) s += "  " + out + " = " + fma + out + ", " + t + ", " + k(coefs[i]) + ");\n";
   return s;
 }
 
@@ -311,14 +314,6 @@ std::string math_helpers(int w) {
   return s;
 }
 
-// Horner's rule on floats, highest degree first.
-std::string scalar_horner(const std::string& out, const std::string& t, const std::vector<double>& coefs) {
-  std::string s = "  float " + out + " = " + float_literal(coefs[0]) + ";\n";
-  for (size_t i = 1; i < coefs.size(); ++i)
-    s += "  " + out + " = loom_f32_fma(" + out + ", " + t + ", " + float_literal(coefs[i]) + ");\n";
-  return s;
-}
-
 }  // namespace
 
 std::string c_scalar_math_helpers() {
@@ -340,7 +335,7 @@ std::string c_scalar_math_helpers() {
       "  const float nf = t - shift;\n"
       "  float r = loom_f32_fma(nf, " + c(-kLn2Hi) + ", x);\n"
       "  r = loom_f32_fma(nf, " + c(-kLn2Lo) + ", r);\n" +
-      scalar_horner("p", "r", {0.001392617612, 0.008363173075, 0.04166655466, 0.1666657703, 0.5}) +
+      horner("p", "r", {0.001392617612, 0.008363173075, 0.04166655466, 0.1666657703, 0.5}, true) +
       "  loom_f32_expparts e;\n  e.q = loom_f32_fma(r * r, p, r);\n  e.n = loom_f32_bits(t) - 0x4b400000;\n"
       "  return e;\n}\n"
       "LOOM_VHELPER float loom_f32_exp(float x) {\n"
@@ -360,7 +355,7 @@ std::string c_scalar_math_helpers() {
       "  const float f = mant - 1.0f;\n"
       "  const float s = f / (2.0f + f);\n"
       "  const float z = s * s;\n" +
-      scalar_horner("p", "z", {2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3}) +
+      horner("p", "z", {2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3}, true) +
       "  const float R = z * p;\n"
       "  const float hfsq = 0.5f * (f * f);\n"
       "  const float ef = (float)e;\n"
@@ -382,14 +377,14 @@ std::string c_scalar_math_helpers() {
       "LOOM_VHELPER float loom_f32_erf(float x) {\n"
       "  const float a = fabsf(x);\n"
       "  const float u = x * x;\n" +
-      scalar_horner("ps", "u", {1.48071928e-08, -1.63658441e-07, 1.64621144e-06, -1.49256502e-05, 0.000120553326,
-                                -0.000854832702, 0.00522397785, -0.0268661715, 0.112837918, -0.376126379, 1.12837923}) +
+      horner("ps", "u", {1.48071928e-08, -1.63658441e-07, 1.64621144e-06, -1.49256502e-05, 0.000120553326,
+                                -0.000854832702, 0.00522397785, -0.0268661715, 0.112837918, -0.376126379, 1.12837923}, true) +
       "  const float small = x * ps;\n"
       "  const float ac = loom_f32_max(loom_f32_min(a, 4.0f), 1.0f);\n"
       "  const float t = (ac - 2.5f) * " + c(1.0 / 1.5) + ";\n" +
-      scalar_horner("g", "t", {1.33658359e-05, -3.68889123e-05, 5.63035755e-05, -0.000144057791, 0.000412986934,
+      horner("g", "t", {1.33658359e-05, -3.68889123e-05, 5.63035755e-05, -0.000144057791, 0.000412986934,
                                -0.00101700891, 0.00240248744, -0.00556738023, 0.01248952, -0.0270057172, 0.0561104864,
-                               -0.111521006, 0.21080637}) +
+                               -0.111521006, 0.21080637}, true) +
       "  const float hi = ac * ac;\n"
       "  const float lo = __builtin_fmaf(ac, ac, -hi);\n"
       "  const float ex = loom_f32_exp(-hi) * (1.0f - lo);\n"

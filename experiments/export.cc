@@ -20,13 +20,6 @@ namespace {
 // and made unique by a hash of the task's key.
 constexpr size_t kMaxStemLength = 72;
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw LoomError(path + ": cannot write");
-  out << text;
-  if (!out) throw LoomError(path + ": write failed");
-}
-
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -93,6 +86,13 @@ std::string header_text(const ExportedFiles& e, const LoweredFunc& f, const Task
 }
 
 }  // namespace
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw LoomError(path + ": cannot write");
+  out << text;
+  if (!out) throw LoomError(path + ": write failed");
+}
 
 std::string pretransform_function_name(const std::string& stem, const Buffer& arg) {
   return stem + "_pretransform_" + sanitize_c_identifier(arg.name);

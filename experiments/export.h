@@ -35,6 +35,9 @@ struct ExportedFiles {
   int measurements = 0;
 };
 
+// Writes `text` to `path`; throws LoomError naming the path when it cannot.
+void write_file(const std::string& path, const std::string& text);
+
 // The exported header's function writing the blocked copy of a
 // pre-transformed argument: STEM_pretransform_ARG(const float* source, float* dst).
 std::string pretransform_function_name(const std::string& stem, const Buffer& arg);

@@ -28,24 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw LoomError("cannot write " + path);
-}
-
-int64_t elements(const graph::Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-std::string shape_text(const graph::Shape& s) {
-  std::string t;
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? "x" : "") + std::to_string(s[i]);
-  return t.empty() ? "scalar" : t;
-}
-
 // One task's kernel as the network calls it.
 struct Kernel {
   std::string stem;
@@ -65,8 +47,8 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
   e.name = sanitize_c_identifier(cfg.name);
   const fs::path dir(cfg.export_dir);
   fs::create_directories(dir);
-  write_text((dir / "loom_runtime.h").string(), c_runtime_header());
-  write_text((dir / "loom_runtime.c").string(), c_runtime_source());
+  write_file((dir / "loom_runtime.h").string(), c_runtime_header());
+  write_file((dir / "loom_runtime.c").string(), c_runtime_source());
 
   std::vector<Kernel> kernels;
   for (const auto& t : nt.tasks) {
@@ -84,18 +66,14 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
     LowerOptions lo;
     lo.func_name = k.stem;
     k.f = lower(state, lo);
-    const auto& inputs = task.dag->input_names();
-    for (const Buffer& b : k.f.args) {
-      auto it = std::find(inputs.begin(), inputs.end(), b.layout ? b.layout->source : b.name);
-      k.arg_inputs.push_back(it == inputs.end() ? -1 : static_cast<int>(it - inputs.begin()));
-    }
+    k.arg_inputs = graph::argument_inputs(k.f, *task.dag);
     CSourceOptions copts;
     copts.parallel = CParallel::kRuntime;
     copts.num_threads = threads;
     copts.vector_width = task.target.vector_width();
     copts.unroll_at_emission = true;
     const std::string path = (dir / (k.stem + ".c")).string();
-    write_text(path, "/* Exported by Loom: " + task.description() + " on " + task.target.to_string() + (best.record ? ", the log's best schedule" : ", a default schedule (no record in the log)") + "; called by " + e.name + ".c. */\n" + emit_c_source(k.f, copts));
+    write_file(path, "/* Exported by Loom: " + task.description() + " on " + task.target.to_string() + (best.record ? ", the log's best schedule" : ", a default schedule (no record in the log)") + "; called by " + e.name + ".c. */\n" + emit_c_source(k.f, copts));
     e.kernel_sources.push_back(path);
     kernels.push_back(std::move(k));
   }
@@ -127,15 +105,15 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
   int64_t intermediate = 0;
   for (size_t gi = 0; gi < nt.groups.size(); ++gi) {
     const std::string& out = nt.groups[gi].output(g);
-    if (std::find(g.outputs.begin(), g.outputs.end(), out) == g.outputs.end()) intermediate += elements(g.shape(out));
+    if (std::find(g.outputs.begin(), g.outputs.end(), out) == g.outputs.end()) intermediate += graph::num_elements(g.shape(out));
   }
   h << "/* Exported by Loom: the network " << fs::path(cfg.network).filename().string() << " on "
     << cfg.target.to_string() << ", " << nt.groups.size() << " fused subgraphs calling " << nt.tasks.size()
     << " kernels (" << nt.tasks.size() - e.default_schedules << " tuned, " << e.default_schedules
     << " default schedules).\n\n   Inputs, float32, row-major, in this order:\n";
-  for (const auto& in : g.inputs) h << "     " << in.name << " " << shape_text(in.shape) << "\n";
+  for (const auto& in : g.inputs) h << "     " << in.name << " " << graph::shape_string(in.shape) << "\n";
   h << "   Outputs:\n";
-  for (const auto& o : g.outputs) h << "     " << o << " " << shape_text(g.shape(o)) << "\n";
+  for (const auto& o : g.outputs) h << "     " << o << " " << graph::shape_string(g.shape(o)) << "\n";
   h << "   Memory: " << constants.size() << " constants (" << cfg.name << ".weights.bin, read by " << n
     << "_init), intermediates " << intermediate * 4 / 1e6 << " MB.\n\n   Build:\n     cc -O3 -march=native app.c "
     << n << ".c";
@@ -182,10 +160,10 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
   c << "static float* pre[" << std::max(n_pre, 1) << "];\n";
   c << "static float* buffers[" << nt.groups.size() << "];\n";
   c << "static const long constant_sizes[" << std::max<size_t>(constants.size(), 1) << "] = {";
-  for (const auto& v : constants) c << elements(g.constants.at(v).shape) << "L, ";
+  for (const auto& v : constants) c << graph::num_elements(g.constants.at(v).shape) << "L, ";
   c << (constants.empty() ? "0" : "") << "};\n";
   c << "static const long buffer_sizes[" << nt.groups.size() << "] = {";
-  for (size_t gi = 0; gi < nt.groups.size(); ++gi) c << elements(g.shape(nt.groups[gi].output(g))) << "L, ";
+  for (size_t gi = 0; gi < nt.groups.size(); ++gi) c << graph::num_elements(g.shape(nt.groups[gi].output(g))) << "L, ";
   c << "};\n\n";
   c << "static int oom(void) {\n  fprintf(stderr, \"" << n << "_init: out of memory\\n\");\n  return -1;\n}\n\n";
   c << "int " << n << "_init(const char* weights_path) {\n"
@@ -228,12 +206,12 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
   for (size_t o = 0; o < g.outputs.size(); ++o)
     if (!group_of.count(g.outputs[o]))
       c << "  memcpy(outputs[" << o << "], " << pointer(g.outputs[o]) << ", sizeof(float) * "
-        << elements(g.shape(g.outputs[o])) << ");\n";
+        << graph::num_elements(g.shape(g.outputs[o])) << ");\n";
   c << "}\n";
   e.header_path = (dir / (n + ".h")).string();
   e.c_path = (dir / (n + ".c")).string();
-  write_text(e.header_path, h.str());
-  write_text(e.c_path, c.str());
+  write_file(e.header_path, h.str());
+  write_file(e.c_path, c.str());
   return e;
 }
 
@@ -254,21 +232,21 @@ NetworkExportCheck check_network_export(const ExperimentConfig& cfg, const Netwo
   c << "  const float* inputs[" << std::max<size_t>(model.inputs.size(), 1) << "];\n  float* outputs["
     << std::max<size_t>(model.outputs.size(), 1) << "];\n";
   for (size_t i = 0; i < model.inputs.size(); ++i) {
-    const int64_t n = elements(model.inputs[i].shape);
+    const int64_t n = graph::num_elements(model.inputs[i].shape);
     c << "  { float* p = (float*)malloc(sizeof(float) * " << n << "); if (!p || fread(p, sizeof(float), " << n
       << ", in) != " << n << ") return 2; inputs[" << i << "] = p; }\n";
   }
   for (size_t o = 0; o < model.outputs.size(); ++o)
-    c << "  outputs[" << o << "] = (float*)malloc(sizeof(float) * " << elements(model.shape(model.outputs[o])) << ");\n";
+    c << "  outputs[" << o << "] = (float*)malloc(sizeof(float) * " << graph::num_elements(model.shape(model.outputs[o])) << ");\n";
   c << "  fclose(in);\n  " << e.name << "_run(inputs, outputs);\n  FILE* out = fopen(argv[3], \"wb\");\n  if (!out) return 2;\n";
   for (size_t o = 0; o < model.outputs.size(); ++o)
-    c << "  fwrite(outputs[" << o << "], sizeof(float), " << elements(model.shape(model.outputs[o])) << ", out);\n";
+    c << "  fwrite(outputs[" << o << "], sizeof(float), " << graph::num_elements(model.shape(model.outputs[o])) << ", out);\n";
   c << "  fclose(out);\n  printf(\"seconds\");\n  for (int r = 0; r < rounds; ++r) {\n    double t = now_s();\n    "
     << e.name << "_run(inputs, outputs);\n    printf(\" %.9g\", now_s() - t);\n  }\n  printf(\"\\n\");\n  " << e.name
     << "_free();\n  return 0;\n}\n";
   const std::string harness = (dir / (e.name + "_check.c")).string();
   const std::string exe = (dir / (e.name + "_check")).string();
-  write_text(harness, c.str());
+  write_file(harness, c.str());
   std::vector<std::string> argv = {compiler, "-O3", "-march=native", "-o", exe, harness, e.c_path};
   argv.insert(argv.end(), e.kernel_sources.begin(), e.kernel_sources.end());
   for (const std::string& x : {(dir / "loom_runtime.c").string(), std::string("-lm"), std::string("-pthread")}) argv.push_back(x);
@@ -312,7 +290,7 @@ NetworkExportCheck check_network_export(const ExperimentConfig& cfg, const Netwo
   if (!ex_s.empty()) r.executor_s = median(ex_s);
   std::ifstream got_in(out_path, std::ios::binary);
   for (const auto& o : model.outputs) {
-    std::vector<float> got(static_cast<size_t>(elements(model.shape(o))));
+    std::vector<float> got(static_cast<size_t>(graph::num_elements(model.shape(o))));
     got_in.read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size() * sizeof(float)));
     if (!got_in) {
       r.problem = out_path + ": truncated";

@@ -139,24 +139,15 @@ class Lowerer {
     }
   }
 
-  // A pre-transformed copy (LR step) must still be a root copy of a constant
-  // input that nothing else reads: later steps may have changed that.
+  // A pre-transformed copy (LR step) must still copy a constant input: a
+  // later cache step on it or its source makes it copy a cache stage. (The
+  // LR step checked that nothing else reads the source; a new reader of it
+  // can only be such a cache stage, and nothing can move or attach to it.)
   void validate_pretransformed(int i) {
     const Stage& st = s_.stages()[i];
-    const std::string bad = st.name() + " is pre-transformed but ";
-    if (st.compute_at != ComputeAtKind::kRoot) throw LoomError(bad + "not computed at root");
     const Expr& b = st.op->body;
     if (b->kind != ExprKind::kLoad || !s_.dag().is_constant(b->name))
-      throw LoomError(bad + "no longer a copy of a constant input");
-    for (size_t k = 0; k < s_.stages().size(); ++k) {
-      const Stage& o = s_.stages()[k];
-      if (static_cast<int>(k) == i || o.op->is_placeholder) continue;
-      bool reads = false;
-      visit(o.op->body, [&](const Expr& e) { reads |= e->kind == ExprKind::kLoad && e->name == b->name; });
-      if (reads) throw LoomError(bad + o.name() + " reads its source " + b->name + " too");
-      if (o.compute_at == ComputeAtKind::kIter && o.attach_stage == i)
-        throw LoomError(bad + o.name() + " is computed inside it");
-    }
+      throw LoomError(st.name() + " is pre-transformed but no longer a copy of a constant input");
   }
 
   // Op body with inlined stages substituted for their loads.

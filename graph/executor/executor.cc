@@ -38,6 +38,16 @@ struct NetworkExecutor::Impl {
   std::vector<std::vector<std::vector<float>>> pretransformed;
 };
 
+std::vector<int> argument_inputs(const LoweredFunc& f, const ComputeDAG& dag) {
+  const auto& inputs = dag.input_names();
+  std::vector<int> out;
+  for (const auto& arg : f.args) {
+    auto it = std::find(inputs.begin(), inputs.end(), arg.layout ? arg.layout->source : arg.name);
+    out.push_back(it == inputs.end() ? -1 : static_cast<int>(it - inputs.begin()));
+  }
+  return out;
+}
+
 NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
     : impl_(std::make_unique<Impl>()), tasks_(extract_tasks(g)) {
   std::vector<MeasureRecord> records;
@@ -69,12 +79,8 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
       copts.vector_width = width;
       k.fn = compile_llvm(f, copts);
       summary.compile_s = k.fn->compile_seconds();
-      const auto& inputs = task.dag->input_names();
-      for (const auto& arg : f.args) {
-        auto it = std::find(inputs.begin(), inputs.end(), arg.layout ? arg.layout->source : arg.name);
-        k.arg_inputs.push_back(it == inputs.end() ? -1 : static_cast<int>(it - inputs.begin()));
-        k.arg_layouts.push_back(arg.layout);
-      }
+      k.arg_inputs = argument_inputs(f, *task.dag);
+      for (const auto& arg : f.args) k.arg_layouts.push_back(arg.layout);
     } catch (const LoomError& e) {
       throw LoomError(what + ": " + e.what());
     }

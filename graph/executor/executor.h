@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "graph/interpreter.h"
+#include "ir/compute_dag.h"
+#include "ir/stmt.h"
 #include "graph/tasks.h"
 
 namespace loom::graph {
@@ -30,6 +32,10 @@ struct KernelSummary {
   double measured_s = 0;   // tuned: what the log measured for the program (one run)
   double compile_s = 0;
 };
+
+// Per argument of a task's kernel, the index of the DAG input it is made
+// from (a pre-transformed argument: its layout's source), -1 for an output.
+std::vector<int> argument_inputs(const LoweredFunc& f, const ComputeDAG& dag);
 
 class NetworkExecutor {
  public:

@@ -29,13 +29,7 @@ std::vector<std::string> rewritable_constants(const State& s, int stage) {
     const std::string& tensor = access.tensor;
     if (!dag.is_input(tensor) || !dag.is_constant(tensor)) continue;
     if (std::find(out.begin(), out.end(), tensor) != out.end()) continue;
-    bool only_reader = true;
-    for (size_t k = 0; k < s.stages().size() && only_reader; ++k) {
-      const Stage& o = s.stages()[k];
-      if (static_cast<int>(k) == stage || o.op->is_placeholder) continue;
-      visit(o.op->body, [&](const Expr& e) { only_reader = only_reader && !(e->kind == ExprKind::kLoad && e->name == tensor); });
-    }
-    if (only_reader) out.push_back(tensor);
+    if (direct_consumers(s, s.stage_index(tensor)) == std::vector<int>{stage}) out.push_back(tensor);
   }
   return out;
 }
