@@ -135,7 +135,10 @@ std::vector<Expr> broadcast_indices(const Tensor& t, const std::vector<Var>& out
   std::vector<Expr> idx;
   for (size_t i = 0; i < n; ++i) {
     // A scalar lowered as [1] against a rank-0 output, or a broadcast dim.
-    if (n > m || t.shape()[i] == 1) {
+    // A dim of 1 against an output dim of 1 keeps its axis: the access is
+    // then element-wise, which the sketch rules need to fuse a producer
+    // into its consumer (a batch-1 residual add).
+    if (n > m || (t.shape()[i] == 1 && out_axes[m - n + i]->extent != 1)) {
       idx.push_back(int_imm(0));
       continue;
     }

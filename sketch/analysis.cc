@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "ir/simplify.h"
+
 namespace loom::sketch_analysis {
 
 namespace {
@@ -181,11 +183,28 @@ std::vector<PackableInput> packable_inputs(const State& s, int stage) {
   return out;
 }
 
+// Every read that depends on `axis` steps by 1 along it: a vector loop over
+// it loads neighbouring elements (or, once packing stores them last,
+// contiguous lanes). A stride-2 conv's output width reads every other
+// input column: a gather.
+bool reads_unit_stride(const OpNode& op, const Var& axis) {
+  for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
+    for (const auto& indices : accesses) {
+      for (size_t d = 0; d < indices.size(); ++d) {
+        if (!uses_var(indices[d], axis)) continue;
+        const Expr step = simplify(substitute(indices[d], {{axis, axis + int_imm(1)}}) - indices[d]);
+        if (!is_const_value(step, 1)) return false;
+      }
+    }
+  }
+  return true;
+}
+
 int better_vector_axis(const SketchTask& task, const State& s, int stage) {
   const OpNode& op = *s.stage(stage).op;
   if (op.is_placeholder || op.axes.empty() || task.vector_width <= 1) return -1;
   auto fills_vectors = [&](const Var& a) { return a->extent % task.vector_width == 0; };
-  if (fills_vectors(op.axes.back())) return -1;
+  if (fills_vectors(op.axes.back()) && reads_unit_stride(op, op.axes.back())) return -1;
   // Every input that depends on the axis must give contiguous vector lanes:
   // indexed by exactly the axis in its last dimension, or in another one
   // and reused (then pack_reused_input stores it last). Otherwise the

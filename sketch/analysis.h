@@ -41,7 +41,8 @@ std::vector<PackableInput> packable_inputs(const State& s, int stage);
 
 // A spatial axis better suited to the vector loop than the innermost one
 // (vector_axis_layout): the innermost axis's extent is not a multiple of the
-// vector width (a conv's output width 56 = 3 x 16 + 8), this one's is (its
+// vector width (a conv's output width 56 = 3 x 16 + 8) or some read strides
+// along it (a stride-2 conv's input columns), this one's is a multiple (its
 // output channels), and every input that depends on it is indexed by
 // exactly this axis and either stores it last or is reused (packed, it is
 // the contiguous vector operand; a conv's data is then a broadcast). The

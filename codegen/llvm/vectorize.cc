@@ -7,7 +7,8 @@
 // variable stay scalar and are broadcast where they meet vectors. Memory
 // accesses are classified by classify_index (codegen/lane_analysis.h):
 // contiguous -> vector load/store at the lane-0 index, constant per chunk ->
-// scalar load, anything else -> gather/scatter. An active-lane mask (varying
+// scalar load, a load with a constant stride of 2-4 -> one wide load and a
+// shuffle, anything else -> gather/scatter. An active-lane mask (varying
 // guards and select arms) makes every access masked.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
@@ -21,6 +22,9 @@ namespace llvm_backend {
 namespace {
 // Chunk loops with at most this many full chunks are unrolled at emission.
 constexpr int64_t kMaxUnrolledChunks = 4;
+// Loads with a larger constant stride stay gathers: the wide load would
+// fetch more than this many elements per lane used.
+constexpr int64_t kMaxShuffledStride = 4;
 }  // namespace
 
 void IREmitter::emit_vectorized(const Stmt& s) {
@@ -111,6 +115,26 @@ Val IREmitter::emit_vector_load(const ExprNode& n, llvm::Value* base) {
                                       b_.CreateAlignedLoad(vty, ptr, llvm::Align(4)));
     annotate(ld, n.name);
     return {ld, true};
+  }
+  // A small constant stride without a mask (a stride-2 conv's input
+  // columns): one wide load of the lanes' span, then a shuffle that keeps
+  // every stride-th element. The span's last stride-1 elements are masked
+  // off, so nothing past the last lane's element is read.
+  int64_t stride = 0;
+  if (!vec_->mask && linear_stride(idx, vec_->var->var_id, &stride) && stride >= 2 && stride <= kMaxShuffledStride) {
+    const int span = vec_->width * static_cast<int>(stride);
+    auto* wide = llvm::FixedVectorType::get(b_.getFloatTy(), span);
+    std::vector<llvm::Constant*> live;
+    for (int i = 0; i < span; ++i) live.push_back(b_.getInt1(i <= (vec_->width - 1) * stride));
+    vec_->var_as_base = true;
+    llvm::Value* ptr = b_.CreateBitCast(index_ptr(base, idx), wide->getPointerTo());
+    vec_->var_as_base = false;
+    auto* ld = b_.CreateMaskedLoad(wide, ptr, llvm::Align(4), llvm::ConstantVector::get(live),
+                                   llvm::Constant::getNullValue(wide));
+    annotate(ld, n.name);
+    std::vector<int> lanes;
+    for (int i = 0; i < vec_->width; ++i) lanes.push_back(i * static_cast<int>(stride));
+    return {b_.CreateShuffleVector(ld, lanes), true};
   }
   // Any other varying index: gather.
   llvm::Value* iv = widen(emit(idx));

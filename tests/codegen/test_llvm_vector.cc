@@ -130,6 +130,22 @@ TEST(LLVMVector, StridedGatherAndScatter) {
   expect_matches_c(f);
 }
 
+TEST(LLVMVector, AStrideTwoLoadIsAWideLoadAndAShuffle) {
+  // B[j] = A[2j] + A[2j + 1]: A holds exactly the elements read (the last
+  // lane's A[2j + 1] is its last), so the wide load must stop there.
+  const int64_t e = 37;
+  Var j = make_var("j", e);
+  auto f = func("stride2", {buf("A", {2 * e}), buf("B", {e})},
+                make_for(j, e, ForKind::kVectorized,
+                         make_store("B", j, ld("A", Expr(j) * 2) + ld("A", Expr(j) * 2 + 1))));
+  LLVMCompileOptions o;
+  o.dump_ir = true;
+  auto k = compile_llvm(f, o);
+  EXPECT_EQ(ir_before_opt(*k).find("llvm.masked.gather"), std::string::npos);
+  EXPECT_NE(ir_before_opt(*k).find("shufflevector"), std::string::npos);
+  expect_matches_c(f);
+}
+
 TEST(LLVMVector, VaryingGuardMasksStores) {
   const int64_t rows = 4, e = 19;
   Var i = make_var("i", rows), j = make_var("j", e);

@@ -164,6 +164,32 @@ TEST(SubgraphDag, InputsArePlaceholdersInKAndTheOutputIsTheLastNodesStage) {
   EXPECT_GE(dag.op_index("add1"), 0);
 }
 
+TEST(SubgraphDag, ABatchOneResidualAddReadsEachOperandAtItsOwnAxes) {
+  // Dims of 1 against output dims of 1 are not broadcasts: the add is
+  // element-wise in its conv operand (what fusing the conv into it needs);
+  // the bias [1, 2, 1, 1] broadcasts over h and w only.
+  Graph g = GraphBuilder()
+                .input("x", {1, 2, 4, 4})
+                .input("r", {1, 2, 4, 4})
+                .pattern_constant("w", {2, 2, 3, 3})
+                .pattern_constant("b", {1, 2, 1, 1})
+                .node("conv2d", {"x", "w"}, "c", kPad1)
+                .node("add", {"c", "b"}, "cb")
+                .node("add", {"cb", "r"}, "y")
+                .build({"y"});
+  std::vector<std::string> inputs;
+  ComputeDAG dag = subgraph_dag(group_subgraph(g, fuse_ops(g)[0], &inputs));
+  auto indices = [&](const std::string& op, const std::string& tensor) {
+    std::vector<std::string> out;
+    for (const auto& acc : dag.accesses(dag.op_index(op)))
+      if (acc.tensor == tensor)
+        for (const Expr& e : acc.indices) out.push_back(e->kind == ExprKind::kVar ? "axis" : to_string(e));
+    return out;
+  };
+  EXPECT_EQ(indices("add1", "conv2d0"), (std::vector<std::string>{"axis", "axis", "axis", "axis"}));
+  EXPECT_EQ(indices("add1", "in2"), (std::vector<std::string>{"axis", "axis", "0", "0"}));
+}
+
 // A small network of several group kinds: conv+bias+relu, a residual block,
 // pooling, a reshape and a dense layer with softmax.
 Graph mixed_network() {

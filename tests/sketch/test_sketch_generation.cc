@@ -186,6 +186,15 @@ TEST(SketchRules, AnInnermostAxisThatFillsVectorsKeepsItsPlace) {
   EXPECT_EQ(sketch_analysis::better_vector_axis(task, initial, initial.stage_index("conv")), -1);
 }
 
+TEST(SketchRules, AStridedOutputWidthGivesWayToTheOutputChannels) {
+  // Width 32 fills vectors, but at stride 2 its vector would read every
+  // other input column: the 32 output channels take the vector loop.
+  SketchTask task = sketch_task("conv2d_bias_relu", {{"N", 1}, {"C", 3}, {"H", 64}, {"W", 64}, {"K", 32},
+                                                     {"R", 7}, {"S", 7}, {"stride", 2}, {"pad", 3}, {"dilation", 1}});
+  State initial = State::initial(task.dag);
+  EXPECT_EQ(sketch_analysis::better_vector_axis(task, initial, initial.stage_index("conv")), 1);
+}
+
 TEST(SketchRules, ElementwiseConsumerIsFusedAndBiasReluIsNotInlinedWhenOutput) {
   SketchTask task = sketch_task("dense_bias_relu", {{"M", 16}, {"N", 32}, {"K", 8}});
   task.settings.pack_reused_inputs = false;
