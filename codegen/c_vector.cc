@@ -11,7 +11,8 @@
 // c_vector_type), the loop variable being base + {0, 1, ...}. Loads and
 // stores follow classify_index: contiguous lanes -> one unaligned vector
 // access at lane 0's index, constant per chunk -> a scalar load, otherwise
-// a gather/scatter. Varying guards and select conditions become masks, and
+// a gather/scatter (a stride-2 load without a mask: two vector loads and a
+// shuffle). Varying guards and select conditions become masks, and
 // every access under a mask is masked. Int values are int64 lanes, or int32
 // lanes where their bounds prove every intermediate value fits.
 #include <cmath>
@@ -503,6 +504,11 @@ CVal CEmitter::vload(const ExprNode& n) {
     return {vfn("load") + "(" + ptr + ")", true};
   }
   access(n.name, idx, "", chunk_->valid, false, false);
+  int64_t stride = 0;
+  if (mask.empty() && linear_stride(idx, chunk_->var->var_id, &stride) && stride == 2) {
+    const std::string text = vscalar(idx, &at);
+    return {vfn("load_stride2") + "(" + buf + " + " + text + ")", true};
+  }
   const CVal lanes = vexpr(idx);
   const bool narrow = lanes.vec && lanes.narrow;
   const std::string fn = narrow ? "gather32" : "gather", i = wint(lanes, narrow);

@@ -114,6 +114,16 @@ std::string core_helpers(int w) {
        alt(x.masked, mload_fast, "  return ($F$){" + per_lane(w, "m[#] ? p[#] : 0.0f", ", ") + "};\n") + "}\n";
   s += "LOOM_VHELPER void $F$_mstore(float* p, $F$ v, $I$ m) {\n" +
        alt(x.masked, mstore_fast, per_lane(w, "  if (m[#]) p[#] = v[#];\n", "")) + "}\n";
+  // Every other element, as the JIT's wide load and shuffle: the second
+  // half's last lane is masked off, so nothing past p[2(w-1)] is read.
+  std::string all_but_last, evens;
+  for (int k = 0; k < w; ++k) {
+    all_but_last += std::string(k ? ", " : "") + (k + 1 < w ? "-1" : "0");
+    evens += (k ? ", " : "") + std::to_string(2 * k);
+  }
+  s += "LOOM_VHELPER $F$ $F$_load_stride2(const float* p) {\n  const $F$ lo = $F$_load(p), hi = $F$_mload(p + " +
+       std::to_string(w) + ", ($I$){" + all_but_last + "});\n  return __builtin_shufflevector(lo, hi, " + evens +
+       ");\n}\n";
   s += "LOOM_VHELPER $F$ $F$_gather(const float* p, $L$ i) { return ($F$){" + per_lane(w, "p[i[#]]", ", ") +
        "}; }\n"
        "LOOM_VHELPER $F$ $F$_mgather(const float* p, $L$ i, $I$ m) {\n  return ($F$){" +

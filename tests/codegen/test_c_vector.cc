@@ -105,6 +105,18 @@ TEST(CVector, StridedAndNonLinearIndicesGatherAndScatter) {
   expect_same_as_scalar(f, vec(16));
 }
 
+TEST(CVector, AStrideTwoLoadIsTwoLoadsAndAShuffle) {
+  // B[j] = A[2j] + A[2j + 1] with A exactly as long as the last lane reads.
+  const int64_t e = 37;
+  Var j = make_var("j", e);
+  auto f = func("stride2", {buf("A", {2 * e}), buf("B", {e})},
+                make_for(j, e, ForKind::kVectorized,
+                         make_store("B", j, ld("A", Expr(j) * 2) + ld("A", Expr(j) * 2 + 1))));
+  std::string body = body_of(f, vec(16));
+  EXPECT_NE(body.find("loom_f32x16_load_stride2"), std::string::npos) << body;
+  expect_same_as_scalar(f, vec(16));
+}
+
 // B[j] = A[j] * 3 - 1 for an extent that leaves a tail.
 class CVectorTail : public ::testing::TestWithParam<std::tuple<int64_t, int>> {};
 
