@@ -106,6 +106,7 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
   TimingOptions timing;
   timing.repeat = mopts.repeat;
   timing.min_repeat_ms = mopts.min_repeat_ms;
+  timing.flush_cache = mopts.flush_cache;  // the baselines as Loom's programs
   std::vector<TaskReport> out;
   for (const auto& ct : cfg.tasks) {
     const Task& task = ct.task;

@@ -188,6 +188,17 @@ TEST_F(LoomNetwork, ExportOfANetworkConfigWritesTheWholeNetworkAsCThatMatchesThe
             std::string::npos) << text;
 }
 
+TEST_F(LoomNetwork, NetworkConfigTimesItsTasksWithTheCachesFlushedUnlessItSaysOtherwise) {
+  const std::string flushed = model("tiny_cnn_flushed.json"), hot = model("tiny_cnn_hot.json");
+  std::ofstream(flushed) << R"({"network": "tiny_cnn.onnx"})";
+  std::ofstream(hot) << R"({"network": "tiny_cnn.onnx", "measure": {"flush_cache": false}})";
+  Result a = run_loom("config show " + flushed), b = run_loom("config show " + hot);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_NE(a.output.find("\"flush_cache\": true"), std::string::npos) << a.output;
+  EXPECT_NE(b.output.find("\"flush_cache\": false"), std::string::npos) << b.output;
+}
+
 TEST_F(LoomNetwork, NetworkConfigWithTheWrongBatchIsAOneLineError) {
   const std::string config = model("tiny_cnn_b4.json");
   std::ofstream(config) << R"({"network": "tiny_cnn.onnx", "batch": 4})";
