@@ -462,7 +462,11 @@ ProgramFeatures extract_features(const LoweredFunc& f) { return Extractor(f).run
 ProgramFeatures extract_features(const State& s) {
   if (!s.defined()) return ProgramFeatures{};
   try {
-    return extract_features(lower(s));
+    // Guards in place: a program's features do not depend on how many
+    // copies of its nests the whole tiles get.
+    LowerOptions options;
+    options.full_tiles = false;
+    return extract_features(lower(s, options));
   } catch (const std::exception&) {  // an invalid schedule: no rows
     return ProgramFeatures{};
   }

@@ -7,6 +7,7 @@
 
 #include "ir/bound.h"
 #include "ir/error.h"
+#include "ir/full_tile.h"
 #include "ir/iter_graph.h"
 #include "ir/simplify.h"
 
@@ -70,6 +71,12 @@ class Lowerer {
   LoweredFunc run(const LowerOptions& opt) {
     const auto& stages = s_.stages();
     validate_attachments();
+    full_tiles_ = opt.full_tiles;
+    // GPU nests synchronize threads inside their reduction loops (shared
+    // memory fetches), so their guards stay where they are.
+    for (const Stage& st : stages)
+      for (const Iterator& it : st.iters)
+        if (it.annotation >= IterAnnotation::kVThread) full_tiles_ = false;
     for (size_t i = 0; i < stages.size(); ++i) {
       const Stage& st = stages[i];
       if (st.op->is_placeholder || st.compute_at == ComputeAtKind::kInlined) continue;
@@ -389,6 +396,14 @@ class Lowerer {
       innermost = make_store(st.name(), store_index, v);
     }
 
+    // A reduction into a local tile buffer computes the whole tile where no
+    // access can leave its buffer: the positions past the tensor's edge
+    // hold values no consumer reads, and the loops need no guard for them.
+    Expr tile_nonempty = bool_imm(true);
+    if (is_reduce && inf.local && full_tiles_)
+      tile_nonempty = drop_guards_inside_the_tile(i, simplify(substitute(inf.body->args[0], axis_map)), out_idx,
+                                                  guards, guard_is_spatial);
+
     // Init nest: spatial loops at or after the first reduce loop, fresh vars.
     Stmt init_nest;
     if (is_reduce) {
@@ -423,37 +438,259 @@ class Lowerer {
       }
     }
 
-    // Build loops inside out. A pragma on a loop of extent 1 (not emitted)
-    // moves to the next enclosing loop.
-    Stmt body = innermost;
-    int64_t pending_unroll = 0;
-    for (int k = static_cast<int>(st.leaves.size()) - 1; k >= 0; --k) {
-      if (init_nest && k + 1 == first_reduce) body = make_seq({init_nest, body});
-      // Guards whose innermost variable is this loop (they cover the init
-      // nest too when it sits inside this loop).
-      Expr c = bool_imm(true);
-      for (size_t gi = 0; gi < guards.size(); ++gi)
-        if (guards[gi].level == k) c = c && guards[gi].cond;
-      c = simplify(c);
-      if (!(is_const_int(c) && c->int_value)) body = make_if(c, body);
-      int id = st.leaves[k];
-      body = wrap_attached(i, id, body);
-      const Iterator& it = st.iters[id];
-      int64_t unroll = st.pragma_iter == id ? st.auto_unroll_max_step : 0;
-      if (inf.extents[id] == 1) {
-        pending_unroll = std::max(pending_unroll, unroll);
-        continue;
+    // The loops from leaf position k inward, under the guard conditions `cs`
+    // (per guard; whole tiles drop some). A pragma on a loop of extent 1 (not
+    // emitted) moves to the next enclosing loop: `pending_unroll`.
+    std::vector<Expr> conds;
+    for (const auto& g : guards) conds.push_back(g.cond);
+    struct Nest {
+      Stmt stmt;
+      int64_t pending_unroll = 0;
+    };
+    std::function<Nest(int, const std::vector<Expr>&, bool, int)> build_from =
+        [&](int k, const std::vector<Expr>& cs, bool versioned, int partitions_left) -> Nest {
+      if (k == static_cast<int>(st.leaves.size())) return {innermost, 0};
+      if (k == first_reduce && !versioned && full_tiles_) {
+        int64_t pending = 0;
+        Stmt nest = build_full_tile_versions(i, first_reduce, guards, cs, [&](const std::vector<Expr>& vcs) {
+          Nest n = build_from(k, vcs, true, partitions_left);
+          pending = n.pending_unroll;
+          return n.stmt;
+        });
+        return {nest, pending};
       }
-      body = make_for(inf.leaf_vars[k], inf.extents[id], for_kind_of(it.annotation), body,
-                      std::max(unroll, pending_unroll));
-      pending_unroll = 0;
-    }
+      const int id = st.leaves[k];
+      const int64_t extent = inf.extents[id];
+      const int64_t unroll = st.pragma_iter == id ? st.auto_unroll_max_step : 0;
+      const ForKind kind = for_kind_of(st.iters[id].annotation);
+      auto body_of = [&](const std::vector<Expr>& bcs, int parts) -> Nest {
+        Nest in = build_from(k + 1, bcs, versioned, parts);
+        Stmt body = in.stmt;
+        if (init_nest && k + 1 == first_reduce) body = make_seq({init_nest, body});
+        // Guards whose innermost variable is this loop (they cover the init
+        // nest too when it sits inside this loop).
+        Expr c = bool_imm(true);
+        for (size_t gi = 0; gi < guards.size(); ++gi)
+          if (guards[gi].level == k) c = c && bcs[gi];
+        c = simplify(c);
+        if (!(is_const_int(c) && c->int_value)) body = make_if(c, body);
+        return {wrap_attached(i, id, body), in.pending_unroll};
+      };
+      if (extent == 1) {
+        Nest n = body_of(cs, partitions_left);
+        return {n.stmt, std::max(n.pending_unroll, unroll)};
+      }
+      const Var& v = inf.leaf_vars[k];
+      std::vector<Expr> whole_cs = cs;
+      const int64_t whole = full_tiles_ && partitions_left > 0 && kind != ForKind::kVectorized
+                                ? whole_prefix(i, k, guards, cs, whole_cs)
+                                : 0;
+      if (whole == 0) {
+        Nest n = body_of(cs, partitions_left);
+        return {make_for(v, extent, kind, n.stmt, std::max(unroll, n.pending_unroll)), 0};
+      }
+      // Index-set splitting: the first `whole` iterations without the guards
+      // they satisfy, then the rest (usually one partial tile) with them.
+      Nest head = body_of(whole_cs, partitions_left - 1), rest = body_of(cs, partitions_left - 1);
+      Stmt tail;
+      if (extent - whole == 1) {
+        tail = substitute(rest.stmt, {{v, int_imm(whole)}});
+      } else {
+        Var t = make_var(v->name, extent - whole);
+        tail = make_for(t, extent - whole, kind == ForKind::kParallel ? ForKind::kSerial : kind,
+                        substitute(rest.stmt, {{v, t + int_imm(whole)}}), std::max(unroll, rest.pending_unroll));
+      }
+      return {make_seq({make_for(v, whole, kind, head.stmt, std::max(unroll, head.pending_unroll)), tail}), 0};
+    };
+    Nest nest = build_from(0, conds, false, kMaxPartitionsPerPath);
+    Stmt body = nest.stmt;
     if (init_nest && first_reduce == 0) body = make_seq({init_nest, body});
     // Guards with no loop variable (constant after simplification) were
     // dropped above when true; a false one means an empty region.
     for (const auto& g : guards)
       if (g.level < 0) body = make_if(g.cond, body);
+    if (!(is_const_int(tile_nonempty) && tile_nonempty->int_value)) body = make_if(tile_nonempty, body);
     return body;
+  }
+
+  // Drops the spatial guards of local stage i whose own loop variables only
+  // index dimensions that stay inside their buffers over the loops' whole
+  // ranges (the tile's own dimensions; loaded tensors' or tiles'). Any other
+  // dimension has, within a tile, the value it has where the guard holds, so
+  // it stays in range as long as the tile is not empty: the returned test
+  // (on the enclosing loops' variables) says so, true when it always is.
+  // `source` is the reduction's operand with multi-dimensional loads.
+  Expr drop_guards_inside_the_tile(int i, const Expr& source, const std::vector<Expr>& out_idx,
+                                   std::vector<Guard>& guards, std::vector<bool>& spatial) {
+    const StageInfo& inf = info_[i];
+    std::set<int64_t> own;
+    for (const Var& v : inf.leaf_vars) own.insert(v->var_id);
+    Expr nonempty = bool_imm(true);
+    struct Dim {
+      Expr index;    // relative to the buffer's region
+      int64_t size;  // 0: unknown, never provably inside
+    };
+    std::vector<Dim> dims;
+    for (size_t d = 0; d < out_idx.size(); ++d) dims.push_back({simplify(out_idx[d] - inf.base[d]), inf.shape[d]});
+    visit(source, [&](const Expr& x) {
+      if (x->kind != ExprKind::kLoad) return;
+      const int p = s_.stage_index(x->name);
+      for (size_t d = 0; d < x->args.size(); ++d) {
+        if (p < 0) {
+          dims.push_back({x->args[d], 0});
+          continue;
+        }
+        const StageInfo& pi = info_[p];
+        const bool local = pi.lowered && pi.local;
+        const int64_t size = pi.lowered ? pi.shape[d] : s_.stages()[p].op->shape[d];
+        dims.push_back({local ? simplify(x->args[d] - pi.base[d]) : x->args[d], size});
+      }
+    });
+    auto inside = [](const Dim& a) {
+      const IntBound b = const_int_bound(a.index);
+      return a.size > 0 && b.min >= 0 && b.max < a.size;
+    };
+    for (size_t gi = guards.size(); gi-- > 0;) {
+      if (!spatial[gi]) continue;  // a reduction guard keeps garbage out of valid outputs
+      bool safe = true;
+      for (const Dim& a : dims) {
+        bool shares = false;
+        visit(guards[gi].cond, [&](const Expr& x) {
+          shares |= x->kind == ExprKind::kVar && own.count(x->var_id) && uses_var(a.index, x);
+        });
+        if (shares && !inside(a)) safe = false;
+      }
+      // Its own variables in another guard (a fused loop of two axes):
+      // moving them into range could move the other guard's out.
+      for (size_t gj = 0; gj < guards.size(); ++gj)
+        if (gj != gi)
+          visit(guards[gi].cond, [&](const Expr& x) {
+            if (x->kind == ExprKind::kVar && own.count(x->var_id) && uses_var(guards[gj].cond, x)) safe = false;
+          });
+      Expr some = bool_imm(true);
+      for (const Expr& c : conjuncts(guards[gi].cond)) {
+        Expr t = holds_for_some(c, own);
+        if (!t.defined()) safe = false;
+        else some = some && t;
+      }
+      if (!safe) continue;
+      nonempty = nonempty && some;
+      guards.erase(guards.begin() + static_cast<std::ptrdiff_t>(gi));
+      spatial.erase(spatial.begin() + static_cast<std::ptrdiff_t>(gi));
+    }
+    return simplify(nonempty);
+  }
+
+  // Index-set splitting of loop k of stage i: the length of the prefix of
+  // its iterations for which some guard conjunct holds whatever the inner
+  // loops do, the test depending on this loop's variable alone and linearly
+  // (the outer loop of a non-divisible split: `rk.0*24 + rk.1 < 769` holds
+  // for rk.0 < 32); 0 when there is none. `whole_cs` gets the conditions
+  // with those conjuncts removed.
+  static constexpr int kMaxPartitionsPerPath = 2;
+  int64_t whole_prefix(int i, int k, const std::vector<Guard>& guards, const std::vector<Expr>& cs,
+                       std::vector<Expr>& whole_cs) {
+    const StageInfo& inf = info_[i];
+    const Var& v = inf.leaf_vars[k];
+    const int64_t extent = inf.extents[s_.stages()[i].leaves[k]];
+    std::set<int64_t> inner;
+    for (size_t kk = k + 1; kk < inf.leaf_vars.size(); ++kk) inner.insert(inf.leaf_vars[kk]->var_id);
+    auto holds_at = [&](const Expr& test, int64_t value) {
+      return can_prove(substitute(test, {{v, int_imm(value)}}));
+    };
+    int64_t whole = 0;
+    std::vector<std::vector<Expr>> kept(guards.size());
+    std::vector<std::pair<size_t, Expr>> tests;  // (guard, test) of the candidate conjuncts
+    for (size_t gi = 0; gi < guards.size(); ++gi) {
+      if (guards[gi].level < k) continue;
+      for (const Expr& c : conjuncts(cs[gi])) {
+        Expr t = holds_for_all(c, inner);
+        if (t.defined() && depends_linearly_on(t, v) && holds_at(t, 0) && !holds_at(t, extent - 1)) {
+          if (whole == 0) {  // the first candidate sets the split: binary search
+            int64_t lo = 1, hi = extent - 1;  // holds at lo - 1, not at hi
+            while (lo < hi) {
+              const int64_t mid = (lo + hi) / 2;
+              if (holds_at(t, mid)) lo = mid + 1; else hi = mid;
+            }
+            whole = lo;
+          }
+          if (holds_at(t, whole - 1)) continue;  // satisfied on [0, whole): dropped
+        }
+        kept[gi].push_back(c);
+      }
+    }
+    if (whole == 0) return 0;
+    for (size_t gi = 0; gi < guards.size(); ++gi) {
+      if (guards[gi].level < k) continue;
+      Expr c = bool_imm(true);
+      for (const Expr& x : kept[gi]) c = c && x;
+      whole_cs[gi] = simplify(c);
+    }
+    return whole;
+  }
+
+  // A comparison whose sides differ by a*v + b (constants a, b) and that uses
+  // no other variable: its truth over v's values is one interval.
+  static bool depends_linearly_on(const Expr& test, const Var& v) {
+    if (!is_comparison(test->kind)) return false;
+    bool other = false;
+    visit(test, [&](const Expr& x) { other |= x->kind == ExprKind::kVar && x->var_id != v->var_id; });
+    if (other) return false;
+    const Expr d = simplify(test->args[0] - test->args[1]);
+    int64_t b = 0, b1 = 0, rest = 0;
+    if (!is_const_int(simplify(substitute(d, {{v, int_imm(0)}})), &b)) return false;
+    if (!is_const_int(simplify(substitute(d, {{v, int_imm(1)}})), &b1)) return false;
+    return is_const_int(simplify(d - (v * int_imm(b1 - b) + int_imm(b))), &rest) && rest == 0;
+  }
+
+  // The reduction nest of a stage (its loops from the outermost reduce loop
+  // inward) in versions: for each guard inside it that some test on the
+  // enclosing loops' variables implies (a full tile of a non-divisible
+  // split, ir/full_tile.h), `if (test) <nest without the guard> else if
+  // (nonempty) <nest>` (a tile of a split of a split may be empty).
+  // At most kMaxUnswitchedGuards guards, so at most 4 copies of the nest.
+  static constexpr size_t kMaxUnswitchedGuards = 2;
+  Stmt build_full_tile_versions(int i, int first_reduce, const std::vector<Guard>& guards,
+                                const std::vector<Expr>& conds,
+                                const std::function<Stmt(const std::vector<Expr>&)>& build_nest) {
+    const StageInfo& inf = info_[i];
+    std::set<int64_t> inner;
+    for (size_t k = first_reduce; k < inf.leaf_vars.size(); ++k) inner.insert(inf.leaf_vars[k]->var_id);
+    struct Unswitch {
+      size_t guard;
+      Expr test;       // on the enclosing loops' variables: the guard always holds
+      Expr nonempty;   // ... it holds somewhere
+      Expr remainder;  // conjuncts the test does not imply
+    };
+    std::vector<Unswitch> unswitches;
+    for (size_t gi = 0; gi < guards.size() && unswitches.size() < kMaxUnswitchedGuards; ++gi) {
+      if (guards[gi].level < first_reduce) continue;
+      Expr test = bool_imm(true), nonempty = bool_imm(true), remainder = bool_imm(true);
+      bool any = false;
+      for (const Expr& c : conjuncts(conds[gi])) {
+        Expr t = holds_for_all(c, inner);
+        if (t.defined() && !(is_const_int(t) && !t->int_value)) {
+          test = test && t;
+          any = true;
+        } else {
+          remainder = remainder && c;
+        }
+        // Conjuncts are tested apart, so this is necessary, not sufficient.
+        Expr some = holds_for_some(c, inner);
+        if (some.defined()) nonempty = nonempty && some;
+      }
+      if (any) unswitches.push_back({gi, simplify(test), simplify(nonempty), simplify(remainder)});
+    }
+    std::function<Stmt(size_t, std::vector<Expr>)> version = [&](size_t u, std::vector<Expr> cs) -> Stmt {
+      if (u == unswitches.size()) return build_nest(cs);
+      Stmt general = version(u + 1, cs);
+      cs[unswitches[u].guard] = unswitches[u].remainder;
+      Stmt full = version(u + 1, cs);
+      if (!(is_const_int(unswitches[u].nonempty) && unswitches[u].nonempty->int_value))
+        general = make_if(unswitches[u].nonempty, general);
+      return make_if(unswitches[u].test, full, general);
+    };
+    return version(0, conds);
   }
 
   // Stages computed at loop `iter_id` of stage i go first in its body, each
@@ -475,7 +712,8 @@ class Lowerer {
   std::map<std::pair<int, int>, std::vector<int>> attached_;
   std::vector<Buffer> temps_;
   std::set<std::string> used_names_;
-  std::set<int64_t> thread_vars_;  // vars of loops bound to threadIdx.*
+  std::set<int64_t> thread_vars_;
+  bool full_tiles_ = true;  // vars of loops bound to threadIdx.*
 };
 
 }  // namespace

@@ -4,7 +4,8 @@
 // stages are substituted into their consumers. A stage computed at a loop of
 // another gets exactly the region its consumers read inside that loop (bound
 // inference, ir/bound.h), stored in a buffer of that region's shape allocated
-// at the attach point. Splits that do not divide their extent are guarded.
+// at the attach point. Splits that do not divide their extent are guarded;
+// whole tiles run copies of their loops without the guards (LowerOptions).
 // Reductions get an init nest placed just before their outermost reduce loop.
 #pragma once
 
@@ -17,6 +18,12 @@ namespace loom {
 
 struct LowerOptions {
   std::string func_name = "loom_kernel";
+  // Whole tiles of non-divisible splits without their guards (ir/full_tile.h):
+  // reduction nests in versions tested once per tile, loops split where the
+  // test is on their own variable. Off, every guard stays in place (the cost
+  // model's features read the program in that form). CPU only: ignored in a
+  // schedule with GPU thread bindings.
+  bool full_tiles = true;
 };
 
 // Throws LoomError when the schedule cannot be lowered (an invalid schedule).

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/simplify.h"
 
 namespace loom {
 
@@ -176,6 +177,20 @@ void visit_stmt(const Stmt& s, const std::function<void(const Stmt&)>& fn) {
   if (!s) return;
   fn(s);
   for (const auto& c : s->body) visit_stmt(c, fn);
+}
+
+Stmt substitute(const Stmt& s, const std::vector<std::pair<Var, Expr>>& map) {
+  if (!s) return s;
+  auto n = std::make_shared<StmtNode>(*s);
+  if (n->index.defined()) n->index = simplify(substitute(n->index, map));
+  if (n->value.defined()) n->value = simplify(substitute(n->value, map));
+  if (n->cond.defined()) n->cond = simplify(substitute(n->cond, map));
+  for (auto& c : n->body) c = substitute(c, map);
+  if (n->kind == StmtKind::kIf && is_const_int(n->cond)) {  // decided by the substitution
+    if (n->cond->int_value) return n->body[0];
+    return n->body.size() > 1 ? n->body[1] : make_seq({});
+  }
+  return n;
 }
 
 }  // namespace loom

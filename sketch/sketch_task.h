@@ -25,9 +25,12 @@ struct SketchSettings {
   // extent exceeds threads * parallel_chunks_per_thread (Ansor: cores * 16).
   int parallel_chunks_per_thread = 16;
   // Probability that a split gets lengths whose product does not divide the
-  // extent (guarded tails). Ansor never does this; Loom does it rarely so that
-  // prime extents get real tiles and the guards are exercised.
+  // extent (guarded tails, tested once per tile: ir/full_tile.h). Ansor never
+  // does this. Extents of at least two vectors that are not a multiple of the
+  // vector width (1000, 577) have no divisible tiling of whole vectors, so
+  // they get such lengths more often.
   double non_divisible_split_probability = 0.05;
+  double poorly_divisible_split_probability = 0.5;
   // sample() gives up after n * this many attempts (a tiny space may hold
   // fewer than n distinct programs).
   int max_attempts_per_state = 50;

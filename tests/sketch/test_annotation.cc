@@ -72,6 +72,19 @@ TEST(Sample, ProgramsReplayFromTheirJson) {
   }
 }
 
+std::vector<const SplitStep*> split_steps(const State& s) {
+  std::vector<const SplitStep*> out;
+  for (const auto& step : s.steps())
+    if (auto* sp = dynamic_cast<const SplitStep*>(step.get())) out.push_back(sp);
+  return out;
+}
+
+int64_t tile_product(const SplitStep& sp) {
+  int64_t prod = 1;
+  for (int64_t l : sp.lengths) prod *= l;
+  return prod;
+}
+
 TEST(FillTileSizes, DivisibleLengthsMostOfTheTimeAndInnermostBounded) {
   SketchTask task = matmul_task(512);
   task.settings.non_divisible_split_probability = 0;
@@ -79,15 +92,39 @@ TEST(FillTileSizes, DivisibleLengthsMostOfTheTimeAndInnermostBounded) {
   std::mt19937_64 rng(5);
   for (int i = 0; i < 50; ++i) {
     State s = policy.sample_one(rng);
-    for (const auto& step : s.steps()) {
-      auto* sp = dynamic_cast<const SplitStep*>(step.get());
-      if (!sp) continue;
-      int64_t prod = 1;
-      for (int64_t l : sp->lengths) prod *= l;
-      EXPECT_EQ(sp->extent % prod, 0) << step->to_json().dump();
+    for (const SplitStep* sp : split_steps(s)) {
+      EXPECT_EQ(sp->extent % tile_product(*sp), 0) << sp->to_json().dump();
       EXPECT_LE(sp->lengths.back(), task.settings.max_innermost_split_factor);
     }
   }
+}
+
+// 577 is prime: its divisible tilings are 1 or 577 wide. Half of its splits
+// get the tiles of 580, 584, 592, 608 or 640 instead (a partial last tile).
+TEST(FillTileSizes, APrimeExtentGetsTilesOfItsRoundedUpExtentHalfTheTime) {
+  SketchPolicy policy(matmul_task(577, 1));
+  std::mt19937_64 rng(5);
+  int splits = 0, partial = 0;
+  for (int i = 0; i < 100; ++i) {
+    State s = policy.sample_one(rng);
+    for (const SplitStep* sp : split_steps(s)) {
+      const int64_t prod = tile_product(*sp);
+      EXPECT_LE(prod, sp->extent);
+      ++splits;
+      if (sp->extent % prod != 0) {
+        ++partial;
+        int64_t rounded = 0;
+        for (int64_t m : {4, 8, 16, 32, 64}) {
+          const int64_t r = (sp->extent + m - 1) / m * m;
+          if (r % prod == 0) rounded = r;
+        }
+        EXPECT_GT(rounded, 0) << sp->to_json().dump();
+      }
+    }
+  }
+  ASSERT_GT(splits, 100);
+  EXPECT_GT(partial, splits / 4);
+  EXPECT_LT(partial, splits * 3 / 4);
 }
 
 TEST(FillTileSizes, FactorizationSchemesOf8IntoTwoLengths) {
