@@ -117,12 +117,13 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
   for (size_t i = 0; c.network.empty() && i < j["tasks"].size(); ++i) {
     const auto& t = j["tasks"][i];
     std::string path = "tasks[" + std::to_string(i) + "]";
-    check_keys(t, path, {"workload", "params", "weight", "comment"});
+    check_keys(t, path, {"workload", "params", "constants", "weight", "comment"});
     ConfigTask ct;
     if (t.contains("weight")) ct.weight = number(t["weight"], path + ".weight", 0, 1e12);
     nlohmann::json tj = {{"workload", t.value("workload", nlohmann::json())},
                          {"params", t.value("params", nlohmann::json::object())},
                          {"target", c.target.to_string()}};
+    if (t.contains("constants")) tj["constants"] = t["constants"];
     ct.task = Task::from_json(tj, path);
     c.tasks.push_back(ct);
   }
@@ -218,8 +219,11 @@ nlohmann::json ExperimentConfig::to_json() const {
     return out;
   }
   nlohmann::json tl = nlohmann::json::array();
-  for (const auto& t : this->tasks)
-    tl.push_back({{"workload", t.task.workload}, {"params", t.task.params}, {"weight", t.weight}});
+  for (const auto& t : this->tasks) {
+    nlohmann::json tj = {{"workload", t.task.workload}, {"params", t.task.params}, {"weight", t.weight}};
+    if (!t.task.constants.empty()) tj["constants"] = t.task.constants;
+    tl.push_back(tj);
+  }
   out["tasks"] = tl;
   return out;
 }

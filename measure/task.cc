@@ -61,8 +61,10 @@ int Target::vector_width() const {
   return host_vector_width();
 }
 
-Task Task::make(const std::string& workload, const nlohmann::json& params, const Target& target) {
+Task Task::make(const std::string& workload, const nlohmann::json& params, const Target& target,
+                const std::vector<std::string>& constants) {
   if (workload == kSubgraphWorkload) {
+    if (!constants.empty()) throw LoomError("constants: a subgraph marks its constant inputs itself");
     Task t;
     t.workload = workload;
     t.params = params;
@@ -83,19 +85,32 @@ Task Task::make(const std::string& workload, const nlohmann::json& params, const
   t.params = nlohmann::json::object();
   for (const auto& [k, v] : resolved) t.params[k] = v;
   t.target = target;
-  t.dag = std::make_shared<const ComputeDAG>(info->build(resolved));
+  auto dag = std::make_shared<ComputeDAG>(info->build(resolved));
+  for (const auto& name : constants) {
+    if (!dag->is_input(name)) {
+      std::string inputs;
+      for (const auto& n : dag->input_names()) inputs += (inputs.empty() ? "" : ", ") + n;
+      throw LoomError("constants: '" + name + "' is not an input of " + workload + " (inputs: " + inputs + ")");
+    }
+    if (dag->is_constant(name)) throw LoomError("constants: '" + name + "' is listed twice");
+    dag->mark_constant(name);
+  }
+  t.constants = constants;
+  t.dag = dag;
   return t;
 }
 
 nlohmann::json Task::to_json() const {
-  return {{"workload", workload}, {"params", params}, {"dtype", dtype}, {"target", target.to_string()}};
+  nlohmann::json j = {{"workload", workload}, {"params", params}, {"dtype", dtype}, {"target", target.to_string()}};
+  if (!constants.empty()) j["constants"] = constants;
+  return j;
 }
 
 Task Task::from_json(const nlohmann::json& j, const std::string& path) {
   if (!j.is_object()) throw LoomError(path + ": expected an object");
   for (const auto& [k, v] : j.items())
-    if (k != "workload" && k != "params" && k != "dtype" && k != "target")
-      throw LoomError(path + "." + k + ": unknown key (expected workload, params, dtype, target)");
+    if (k != "workload" && k != "params" && k != "dtype" && k != "target" && k != "constants")
+      throw LoomError(path + "." + k + ": unknown key (expected workload, params, dtype, target, constants)");
   if (!j.contains("workload") || !j["workload"].is_string())
     throw LoomError(path + ".workload: expected a workload name");
   nlohmann::json params = j.value("params", nlohmann::json::object());
@@ -114,13 +129,22 @@ Task Task::from_json(const nlohmann::json& j, const std::string& path) {
       throw LoomError(path + "." + e.what());
     }
   }
+  std::vector<std::string> constants;
+  if (j.contains("constants")) {
+    const auto& c = j["constants"];
+    if (!c.is_array()) throw LoomError(path + ".constants: expected an array of input names");
+    for (const auto& n : c) {
+      if (!n.is_string()) throw LoomError(path + ".constants: expected an array of input names");
+      constants.push_back(n.get<std::string>());
+    }
+  }
   try {
-    Task t = make(j["workload"].get<std::string>(), params, target);
+    Task t = make(j["workload"].get<std::string>(), params, target, constants);
     t.dtype = dtype;
     return t;
   } catch (const LoomError& e) {
     std::string msg = e.what();
-    if (msg.rfind("params.", 0) == 0) throw LoomError(path + "." + msg);
+    if (msg.rfind("params.", 0) == 0 || msg.rfind("constants: ", 0) == 0) throw LoomError(path + "." + msg);
     throw LoomError(path + ".workload: " + msg);
   }
 }
@@ -137,6 +161,7 @@ std::string Task::description() const {
   if (workload == kSubgraphWorkload) return std::string(kSubgraphWorkload) + " " + graph::subgraph_summary(params);
   std::string s = workload;
   for (const auto& [k, v] : params.items()) s += " " + k + "=" + v.dump();
+  for (const auto& c : constants) s += " " + c + "=const";
   return s;
 }
 

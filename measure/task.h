@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,14 +36,23 @@ struct Task {
   nlohmann::json params;  // fully resolved (defaults filled in)
   std::string dtype = "float32";
   Target target;
+  // Inputs of a registry workload that are constants (weights): their layout
+  // is the schedule's to choose (the layout rewrite), transformed once
+  // outside the timed region. A subgraph marks its own.
+  std::vector<std::string> constants;
   std::shared_ptr<const ComputeDAG> dag;
 
-  // {"workload":..., "params":..., "dtype":..., "target":...}
+  // {"workload":..., "params":..., "dtype":..., "target":..., "constants":
+  // [...] only when there are any}
   nlohmann::json to_json() const;
   // Strict: unknown keys and bad values throw LoomError naming `path`.
   static Task from_json(const nlohmann::json& j, const std::string& path = "task");
-  static Task make(const std::string& workload, const nlohmann::json& params, const Target& target);
-  // Identity of the task in logs: workload + params + dtype + target.
+  // Throws LoomError for an unknown workload, bad params, or a constant that
+  // is not one of the workload's inputs.
+  static Task make(const std::string& workload, const nlohmann::json& params, const Target& target,
+                   const std::vector<std::string>& constants = {});
+  // Identity of the task in logs: workload + params + dtype + target
+  // (+ constants).
   std::string key() const;
   std::string description() const;  // "matmul M=1024 N=1024 K=1024"
   // The tasks whose throughputs compare (the task scheduler's similar

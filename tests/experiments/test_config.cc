@@ -50,6 +50,15 @@ TEST(Config, NegativeParameter) {
   expect_error(R"({"tasks": [{"workload": "matmul"}, {"workload": "matmul", "params": {"K": -1}}]})", "tasks[1].params.K");
 }
 TEST(Config, UnknownParameter) { expect_error(R"({"tasks": [{"workload": "matmul", "params": {"Z": 1}}]})", "tasks[0].params.Z"); }
+TEST(Config, ConstantsMustNameInputs) {
+  expect_error(R"({"tasks": [{"workload": "matmul", "constants": ["C"]}]})", "tasks[0].constants: 'C' is not an input");
+}
+TEST(Config, ConstantsAreEchoed) {
+  ExperimentConfig c = ExperimentConfig::from_json(
+      nlohmann::json::parse(R"({"tasks": [{"workload": "matmul", "constants": ["B"]}]})"));
+  EXPECT_TRUE(c.tasks[0].task.dag->is_constant("B"));
+  EXPECT_EQ(c.to_json()["tasks"][0]["constants"], nlohmann::json::array({"B"}));
+}
 TEST(Config, WeightNotANumber) { expect_error(R"({"tasks": [{"workload": "matmul", "weight": "heavy"}]})", "tasks[0].weight"); }
 TEST(Config, UnknownTaskKey) { expect_error(R"({"tasks": [{"workload": "matmul", "wieght": 2}]})", "tasks[0].wieght"); }
 TEST(Config, BadTargetKind) { expect_error(R"({"target": "tpu", "tasks": [{"workload": "matmul"}]})", "target"); }

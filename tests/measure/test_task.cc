@@ -1,8 +1,10 @@
-// Task identity beyond the key: the task scheduler's similarity groups.
+// Task identity beyond the key: constant inputs, the task scheduler's
+// similarity groups.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "ir/error.h"
 #include "measure/task.h"
 
 namespace loom {
@@ -17,6 +19,30 @@ Task subgraph(const std::string& op, const nlohmann::json& attrs, std::vector<st
   }
   s["nodes"].push_back({{"op", op}, {"attrs", attrs}, {"inputs", refs}});
   return Task::make(kSubgraphWorkload, s, Target::parse("cpu -threads=1"));
+}
+
+TEST(Task, ARegistryTaskMarksTheInputsItListsConstant) {
+  const nlohmann::json params = {{"M", 8}, {"N", 8}, {"K", 8}};
+  Task plain = Task::make("matmul", params, Target::parse("cpu -threads=1"));
+  Task weights = Task::make("matmul", params, Target::parse("cpu -threads=1"), {"B"});
+  EXPECT_TRUE(weights.dag->is_constant("B"));
+  EXPECT_FALSE(weights.dag->is_constant("A"));
+  EXPECT_FALSE(plain.dag->is_constant("B"));
+  EXPECT_NE(weights.key(), plain.key());
+  EXPECT_FALSE(plain.to_json().contains("constants"));  // the records of before keep their keys
+  Task again = Task::from_json(weights.to_json());
+  EXPECT_EQ(again.key(), weights.key());
+  EXPECT_TRUE(again.dag->is_constant("B"));
+}
+
+TEST(Task, AConstantThatIsNotAnInputIsAnErrorNamingTheInputs) {
+  nlohmann::json j = {{"workload", "matmul"}, {"constants", {"W"}}};
+  try {
+    Task::from_json(j);
+    FAIL() << "accepted " << j.dump();
+  } catch (const LoomError& e) {
+    EXPECT_EQ(std::string(e.what()), "task.constants: 'W' is not an input of matmul (inputs: A, B)");
+  }
 }
 
 TEST(Task, ARegistryTaskIsSimilarToTheTasksOfItsWorkload) {
