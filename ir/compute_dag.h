@@ -46,7 +46,12 @@ class ComputeDAG {
   // All reads made by op `op_index` (duplicates kept, in body order).
   const std::vector<TensorAccess>& accesses(int op_index) const { return accesses_[op_index]; }
 
+  // Floating-point operations: counted from the bodies, or the nominal count
+  // of the computation the DAG stands for when it computes it a cheaper way
+  // (a transposed conv without its zero taps), so that GFLOP/s compare with
+  // the libraries' figures.
   double flop_count() const { return flops_; }
+  void set_nominal_flop_count(double flops) { flops_ = flops; }
   std::string to_string() const;
 
  private:

@@ -1,7 +1,9 @@
 // Convolution workloads (NC[D]HW data, K C/G kernel layouts):
 // conv1d, conv2d, conv3d, group_conv2d, dilated_conv2d, depthwise_conv2d,
 // transposed_conv2d, capsule_conv2d. Zero padding is a separate stage "pad";
-// the convolution stage is always named "conv".
+// the output stage is always named "conv".
+#include <algorithm>
+
 #include "ir/workload_registry.h"
 
 namespace loom {
@@ -182,8 +184,10 @@ void register_conv_workloads(std::vector<WorkloadInfo>& out) {
     w.name = "transposed_conv2d";
     w.description =
         "transposed 2-D convolution, data NCHW, kernel CKRS; out = (H-1)*stride - 2*pad + R. "
-        "Stage 'pad' dilates the input by stride and pads it by R-1-pad (select on "
-        "divisibility), 'conv' is a unit-stride conv with the flipped kernel";
+        "Computed without the zero taps of the dilated input: stage 'phases' holds, per output "
+        "phase (h % stride, w % stride), a unit-stride conv of 'pad' (the input padded) with that "
+        "phase's kernel taps ('kernel_taps', zero-padded when stride does not divide R or S); "
+        "'conv' interleaves the phases. FLOPs are the dilated form's";
     w.params = {{"N", 1, "batch"},          {"C", 128, "input channels"},
                 {"H", 14, "input height"},  {"W", 14, "input width"},
                 {"K", 64, "output channels"},
@@ -198,30 +202,50 @@ void register_conv_workloads(std::vector<WorkloadInfo>& out) {
       if (pad > R - 1 || pad > S - 1) {
         throw LoomError("params.pad: must be at most min(R, S) - 1 for transposed_conv2d");
       }
-      const int64_t bh = R - 1 - pad, bw = S - 1 - pad;
-      const int64_t Hd = (H - 1) * st + 1, Wd = (W - 1) * st + 1;
-      const int64_t Ho = Hd + 2 * bh - R + 1, Wo = Wd + 2 * bw - S + 1;
+      // out[n,k,h,w] = sum data[n,c,y,x] * kernel[c,k,r,s] over y*st + r - pad = h,
+      // x*st + s - pad = w. With h = st*a + b (phase b): h + pad = st*(a + q) + t
+      // for q = (b + pad) / st and t = (b + pad) % st, so r = t + st*j and
+      // y = a + q - j for j in [0, ceil(R / st)): each phase is a unit-stride
+      // conv with taps t, t + st, ... of the kernel, and no tap meets a zero.
+      const int64_t Ho = (H - 1) * st - 2 * pad + R, Wo = (W - 1) * st - 2 * pad + S;
+      const int64_t Jy = (R + st - 1) / st, Jx = (S + st - 1) / st;
+      const int64_t Ay = (Ho + st - 1) / st, Ax = (Wo + st - 1) / st;
+      const int64_t q_max = (st - 1 + pad) / st;
       Tensor X = placeholder({N, C, H, W}, "data");
       Tensor Wt = placeholder({C, K, R, S}, "kernel");
-      Tensor P = compute(
-          {N, C, Hd + 2 * bh, Wd + 2 * bw},
-          [&](Var n, Var c, Var y, Var x) {
-            Expr yy = y - Expr(bh), xx = x - Expr(bw);
-            Expr cond = yy >= Expr(0) && yy < Expr(Hd) && xx >= Expr(0) && xx < Expr(Wd);
-            if (st > 1) cond = cond && yy % Expr(st) == Expr(0) && xx % Expr(st) == Expr(0);
-            return select(cond, X(n, c, yy / Expr(st), xx / Expr(st)), Expr(0.0f));
+      // y + Jy - 1 indexes the padded input: y runs from -(Jy - 1) to Ay - 1 + q_max.
+      Tensor P = pad_tensor(X, {0, 0, Jy - 1, Jx - 1},
+                            {0, 0, std::max<int64_t>(0, Ay + q_max - H), std::max<int64_t>(0, Ax + q_max - W)},
+                            "pad");
+      Tensor taps = Wt;
+      if (R % st != 0 || S % st != 0) {
+        taps = compute(
+            {C, K, Jy * st, Jx * st},
+            [&](Var c, Var k, Var r, Var s) {
+              return select(r < Expr(R) && s < Expr(S), Wt(c, k, r, s), Expr(0.0f));
+            },
+            "kernel_taps");
+      }
+      Var rc = reduce_axis(C, "rc"), jy = reduce_axis(Jy, "ry"), jx = reduce_axis(Jx, "rx");
+      Tensor phases = compute_with_axes(
+          {N, K, st, st, Ay, Ax},
+          [&](const std::vector<Var>& v) -> Expr {
+            const Expr by = v[2] + Expr(pad), bx = v[3] + Expr(pad);
+            return sum(P(v[0], rc, v[4] + by / Expr(st) - jy + Expr(Jy - 1),
+                         v[5] + bx / Expr(st) - jx + Expr(Jx - 1)) *
+                           taps(rc, v[1], by % Expr(st) + jy * Expr(st), bx % Expr(st) + jx * Expr(st)),
+                       {rc, jy, jx});
           },
-          "pad");
-      Var rc = reduce_axis(C, "rc"), ry = reduce_axis(R, "ry"), rx = reduce_axis(S, "rx");
+          "phases");
       Tensor out = compute(
           {N, K, Ho, Wo},
           [&](Var n, Var k, Var h, Var x) {
-            return sum(P(n, rc, h + ry, x + rx) *
-                           Wt(rc, k, Expr(R - 1) - ry, Expr(S - 1) - rx),
-                       {rc, ry, rx});
+            return phases(n, k, h % Expr(st), x % Expr(st), h / Expr(st), x / Expr(st));
           },
           "conv");
-      return ComputeDAG({X, Wt}, {out});
+      ComputeDAG dag({X, Wt}, {out});
+      dag.set_nominal_flop_count(2.0 * N * K * Ho * Wo * C * R * S);
+      return dag;
     };
     out.push_back(std::move(w));
   }

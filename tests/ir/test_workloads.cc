@@ -106,6 +106,55 @@ TEST(Workloads, Conv2dWithoutPaddingHasNoPadStage) {
   EXPECT_EQ(dag.op("conv")->shape, (std::vector<int64_t>{1, 3, 3, 3}));
 }
 
+// The transposed conv as its definition scatters it: every input element
+// times every kernel tap, added at y*stride + r - pad.
+std::vector<float> scattered_transposed_conv(const std::vector<float>& x, const std::vector<float>& w, int64_t C,
+                                             int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t st,
+                                             int64_t pad) {
+  const int64_t Ho = (H - 1) * st - 2 * pad + R, Wo = (W - 1) * st - 2 * pad + S;
+  std::vector<float> out(K * Ho * Wo, 0.0f);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t xx = 0; xx < W; ++xx)
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t r = 0; r < R; ++r)
+            for (int64_t s = 0; s < S; ++s) {
+              const int64_t h = y * st + r - pad, o = xx * st + s - pad;
+              if (h < 0 || h >= Ho || o < 0 || o >= Wo) continue;
+              out[(k * Ho + h) * Wo + o] += x[(c * H + y) * W + xx] * w[((c * K + k) * R + r) * S + s];
+            }
+  return out;
+}
+
+// Strides that divide the kernel and strides that do not, odd and even
+// outputs, padding 0 and more.
+TEST(Workloads, TransposedConvPhasesComputeTheScatteredDefinition) {
+  struct Case { int64_t C, H, W, K, R, S, stride, pad; };
+  for (const Case& c : {Case{3, 4, 5, 2, 4, 4, 2, 1}, Case{2, 5, 3, 3, 3, 3, 2, 1}, Case{2, 4, 4, 2, 3, 5, 3, 0},
+                        Case{1, 3, 3, 2, 2, 2, 2, 0}, Case{2, 3, 4, 2, 5, 4, 1, 2}}) {
+    ComputeDAG dag = make_workload("transposed_conv2d", {{"C", c.C}, {"H", c.H}, {"W", c.W}, {"K", c.K}, {"R", c.R},
+                                                         {"S", c.S}, {"stride", c.stride}, {"pad", c.pad}});
+    auto in = random_inputs(dag, 3);
+    auto got = evaluate_reference(dag, in).at("conv");
+    auto want = scattered_transposed_conv(in.at("data"), in.at("kernel"), c.C, c.H, c.W, c.K, c.R, c.S, c.stride,
+                                          c.pad);
+    EXPECT_EQ(compare_outputs(got, want), "") << "R=" << c.R << " S=" << c.S << " stride=" << c.stride;
+  }
+}
+
+// The FLOPs reported are the dilated form's (every tap of every output), so
+// GFLOP/s compare with the libraries'; the phases multiply a quarter of them
+// at stride 2.
+TEST(Workloads, TransposedConvCountsTheNominalFlops) {
+  ComputeDAG dag = make_workload("transposed_conv2d", {{"C", 8}, {"H", 6}, {"W", 6}, {"K", 4}, {"R", 4}, {"S", 4},
+                                                       {"stride", 2}, {"pad", 1}});
+  const double ho = (6 - 1) * 2 - 2 + 4;  // 12
+  EXPECT_DOUBLE_EQ(dag.flop_count(), 2.0 * 4 * ho * ho * 8 * 4 * 4);
+  double multiplies = 1;
+  for (int64_t e : dag.op("phases")->shape) multiplies *= static_cast<double>(e);
+  EXPECT_DOUBLE_EQ(multiplies * 8 * 2 * 2, 4 * ho * ho * 8 * 4 * 4 / 4);
+}
+
 // ---- errors --------------------------------------------------------------
 
 TEST(WorkloadErrors, UnknownWorkloadListsKnownNames) {
