@@ -11,9 +11,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
+#include <vector>
 
 #include "ir/expr.h"
+#include "ir/stmt.h"
 
 namespace loom {
 
@@ -31,5 +34,26 @@ Expr holds_for_some(const Expr& comparison, const std::set<int64_t>& inner);
 
 // The conjuncts of a condition (a && b && c -> {a, b, c}).
 std::vector<Expr> conjuncts(const Expr& cond);
+
+// Index-set splitting of a loop over `v` (extent iterations): the length of
+// the prefix of its iterations for which some guard conjunct holds whatever
+// the `inner` loops do, its test depending on v alone and linearly (the
+// outer loop of a non-divisible split: `rk.0*24 + rk.1 < 769` holds for
+// rk.0 < 32); 0 when there is none. Guards are `conds[g]`, those with
+// `inside[g]` inside the loop; `whole_conds` gets the conditions with the
+// conjuncts that hold on the prefix removed.
+int64_t whole_iterations(const Var& v, int64_t extent, const std::set<int64_t>& inner,
+                         const std::vector<Expr>& conds, const std::vector<bool>& inside,
+                         std::vector<Expr>& whole_conds);
+
+// A nest in versions: for each guard inside it (`inside[g]`, at most
+// kMaxUnswitchedGuards of them) that some test on the enclosing loops'
+// variables implies, `if (test) <nest without it> else if (nonempty) <nest>`
+// (a tile of a split of a split may be empty), so at most 4 copies.
+// `build_nest` builds the nest under given guard conditions.
+inline constexpr size_t kMaxUnswitchedGuards = 2;
+Stmt full_tile_versions(const std::set<int64_t>& inner, const std::vector<Expr>& conds,
+                        const std::vector<bool>& inside,
+                        const std::function<Stmt(const std::vector<Expr>&)>& build_nest);
 
 }  // namespace loom

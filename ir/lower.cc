@@ -581,116 +581,33 @@ class Lowerer {
     return simplify(nonempty);
   }
 
-  // Index-set splitting of loop k of stage i: the length of the prefix of
-  // its iterations for which some guard conjunct holds whatever the inner
-  // loops do, the test depending on this loop's variable alone and linearly
-  // (the outer loop of a non-divisible split: `rk.0*24 + rk.1 < 769` holds
-  // for rk.0 < 32); 0 when there is none. `whole_cs` gets the conditions
-  // with those conjuncts removed.
+  // The leaf variables of stage i from position k inward, and which guards
+  // sit inside loop k.
+  std::set<int64_t> vars_from(int i, int k) const {
+    std::set<int64_t> out;
+    for (size_t kk = k; kk < info_[i].leaf_vars.size(); ++kk) out.insert(info_[i].leaf_vars[kk]->var_id);
+    return out;
+  }
+  static std::vector<bool> inside_loop(const std::vector<Guard>& guards, int k) {
+    std::vector<bool> out;
+    for (const auto& g : guards) out.push_back(g.level >= k);
+    return out;
+  }
+
+  // Index-set splitting of loop k of stage i (ir/full_tile.h).
   static constexpr int kMaxPartitionsPerPath = 2;
   int64_t whole_prefix(int i, int k, const std::vector<Guard>& guards, const std::vector<Expr>& cs,
                        std::vector<Expr>& whole_cs) {
-    const StageInfo& inf = info_[i];
-    const Var& v = inf.leaf_vars[k];
-    const int64_t extent = inf.extents[s_.stages()[i].leaves[k]];
-    std::set<int64_t> inner;
-    for (size_t kk = k + 1; kk < inf.leaf_vars.size(); ++kk) inner.insert(inf.leaf_vars[kk]->var_id);
-    auto holds_at = [&](const Expr& test, int64_t value) {
-      return can_prove(substitute(test, {{v, int_imm(value)}}));
-    };
-    int64_t whole = 0;
-    std::vector<std::vector<Expr>> kept(guards.size());
-    std::vector<std::pair<size_t, Expr>> tests;  // (guard, test) of the candidate conjuncts
-    for (size_t gi = 0; gi < guards.size(); ++gi) {
-      if (guards[gi].level < k) continue;
-      for (const Expr& c : conjuncts(cs[gi])) {
-        Expr t = holds_for_all(c, inner);
-        if (t.defined() && depends_linearly_on(t, v) && holds_at(t, 0) && !holds_at(t, extent - 1)) {
-          if (whole == 0) {  // the first candidate sets the split: binary search
-            int64_t lo = 1, hi = extent - 1;  // holds at lo - 1, not at hi
-            while (lo < hi) {
-              const int64_t mid = (lo + hi) / 2;
-              if (holds_at(t, mid)) lo = mid + 1; else hi = mid;
-            }
-            whole = lo;
-          }
-          if (holds_at(t, whole - 1)) continue;  // satisfied on [0, whole): dropped
-        }
-        kept[gi].push_back(c);
-      }
-    }
-    if (whole == 0) return 0;
-    for (size_t gi = 0; gi < guards.size(); ++gi) {
-      if (guards[gi].level < k) continue;
-      Expr c = bool_imm(true);
-      for (const Expr& x : kept[gi]) c = c && x;
-      whole_cs[gi] = simplify(c);
-    }
-    return whole;
+    const int64_t extent = info_[i].extents[s_.stages()[i].leaves[k]];
+    return whole_iterations(info_[i].leaf_vars[k], extent, vars_from(i, k + 1), cs, inside_loop(guards, k), whole_cs);
   }
 
-  // A comparison whose sides differ by a*v + b (constants a, b) and that uses
-  // no other variable: its truth over v's values is one interval.
-  static bool depends_linearly_on(const Expr& test, const Var& v) {
-    if (!is_comparison(test->kind)) return false;
-    bool other = false;
-    visit(test, [&](const Expr& x) { other |= x->kind == ExprKind::kVar && x->var_id != v->var_id; });
-    if (other) return false;
-    const Expr d = simplify(test->args[0] - test->args[1]);
-    int64_t b = 0, b1 = 0, rest = 0;
-    if (!is_const_int(simplify(substitute(d, {{v, int_imm(0)}})), &b)) return false;
-    if (!is_const_int(simplify(substitute(d, {{v, int_imm(1)}})), &b1)) return false;
-    return is_const_int(simplify(d - (v * int_imm(b1 - b) + int_imm(b))), &rest) && rest == 0;
-  }
-
-  // The reduction nest of a stage (its loops from the outermost reduce loop
-  // inward) in versions: for each guard inside it that some test on the
-  // enclosing loops' variables implies (a full tile of a non-divisible
-  // split, ir/full_tile.h), `if (test) <nest without the guard> else if
-  // (nonempty) <nest>` (a tile of a split of a split may be empty).
-  // At most kMaxUnswitchedGuards guards, so at most 4 copies of the nest.
-  static constexpr size_t kMaxUnswitchedGuards = 2;
+  // The reduction nest of stage i (its loops from the outermost reduce loop
+  // inward) in versions, tested once per tile (ir/full_tile.h).
   Stmt build_full_tile_versions(int i, int first_reduce, const std::vector<Guard>& guards,
                                 const std::vector<Expr>& conds,
                                 const std::function<Stmt(const std::vector<Expr>&)>& build_nest) {
-    const StageInfo& inf = info_[i];
-    std::set<int64_t> inner;
-    for (size_t k = first_reduce; k < inf.leaf_vars.size(); ++k) inner.insert(inf.leaf_vars[k]->var_id);
-    struct Unswitch {
-      size_t guard;
-      Expr test;       // on the enclosing loops' variables: the guard always holds
-      Expr nonempty;   // ... it holds somewhere
-      Expr remainder;  // conjuncts the test does not imply
-    };
-    std::vector<Unswitch> unswitches;
-    for (size_t gi = 0; gi < guards.size() && unswitches.size() < kMaxUnswitchedGuards; ++gi) {
-      if (guards[gi].level < first_reduce) continue;
-      Expr test = bool_imm(true), nonempty = bool_imm(true), remainder = bool_imm(true);
-      bool any = false;
-      for (const Expr& c : conjuncts(conds[gi])) {
-        Expr t = holds_for_all(c, inner);
-        if (t.defined() && !(is_const_int(t) && !t->int_value)) {
-          test = test && t;
-          any = true;
-        } else {
-          remainder = remainder && c;
-        }
-        // Conjuncts are tested apart, so this is necessary, not sufficient.
-        Expr some = holds_for_some(c, inner);
-        if (some.defined()) nonempty = nonempty && some;
-      }
-      if (any) unswitches.push_back({gi, simplify(test), simplify(nonempty), simplify(remainder)});
-    }
-    std::function<Stmt(size_t, std::vector<Expr>)> version = [&](size_t u, std::vector<Expr> cs) -> Stmt {
-      if (u == unswitches.size()) return build_nest(cs);
-      Stmt general = version(u + 1, cs);
-      cs[unswitches[u].guard] = unswitches[u].remainder;
-      Stmt full = version(u + 1, cs);
-      if (!(is_const_int(unswitches[u].nonempty) && unswitches[u].nonempty->int_value))
-        general = make_if(unswitches[u].nonempty, general);
-      return make_if(unswitches[u].test, full, general);
-    };
-    return version(0, conds);
+    return full_tile_versions(vars_from(i, first_reduce), conds, inside_loop(guards, first_reduce), build_nest);
   }
 
   // Stages computed at loop `iter_id` of stage i go first in its body, each
