@@ -169,22 +169,12 @@ BlockedLayout derive_blocked_layout(const Stmt& body, const std::string& tensor,
 }
 
 Stmt flatten_blocked_loads(const Stmt& s, const std::string& tensor, const BlockedLayout& layout) {
-  if (!s) return s;
-  auto fix = [&](const Expr& e) -> Expr {
-    if (!e.defined()) return e;
+  return map_exprs(s, [&](const Expr& e) {
     return mutate(e, [&](const Expr& x) -> Expr {
       if (x->kind != ExprKind::kLoad || x->name != tensor) return Expr();
-      std::vector<Expr> idx;
-      for (const auto& a : x->args) idx.push_back(a);
-      return load(tensor, {layout.index(idx)});
+      return load(tensor, {layout.index(x->args)});
     });
-  };
-  auto node = std::make_shared<StmtNode>(*s);
-  node->index = fix(s->index);
-  node->value = fix(s->value);
-  node->cond = fix(s->cond);
-  for (auto& b : node->body) b = flatten_blocked_loads(b, tensor, layout);
-  return node;
+  });
 }
 
 }  // namespace loom

@@ -179,18 +179,30 @@ void visit_stmt(const Stmt& s, const std::function<void(const Stmt&)>& fn) {
   for (const auto& c : s->body) visit_stmt(c, fn);
 }
 
-Stmt substitute(const Stmt& s, const std::vector<std::pair<Var, Expr>>& map) {
+Stmt map_exprs(const Stmt& s, const std::function<Expr(const Expr&)>& fn) {
   if (!s) return s;
   auto n = std::make_shared<StmtNode>(*s);
-  if (n->index.defined()) n->index = simplify(substitute(n->index, map));
-  if (n->value.defined()) n->value = simplify(substitute(n->value, map));
-  if (n->cond.defined()) n->cond = simplify(substitute(n->cond, map));
-  for (auto& c : n->body) c = substitute(c, map);
-  if (n->kind == StmtKind::kIf && is_const_int(n->cond)) {  // decided by the substitution
-    if (n->cond->int_value) return n->body[0];
-    return n->body.size() > 1 ? n->body[1] : make_seq({});
-  }
+  if (n->index.defined()) n->index = fn(n->index);
+  if (n->value.defined()) n->value = fn(n->value);
+  if (n->cond.defined()) n->cond = fn(n->cond);
+  for (auto& c : n->body) c = map_exprs(c, fn);
   return n;
+}
+
+Stmt substitute(const Stmt& s, const std::vector<std::pair<Var, Expr>>& map) {
+  Stmt r = map_exprs(s, [&](const Expr& e) { return simplify(substitute(e, map)); });
+  // Ifs the substitution decided are replaced by the branch taken.
+  std::function<Stmt(const Stmt&)> prune = [&](const Stmt& x) -> Stmt {
+    if (!x) return x;
+    auto n = std::make_shared<StmtNode>(*x);
+    for (auto& c : n->body) c = prune(c);
+    if (n->kind == StmtKind::kIf && is_const_int(n->cond)) {
+      if (n->cond->int_value) return n->body[0];
+      return n->body.size() > 1 ? n->body[1] : make_seq({});
+    }
+    return n;
+  };
+  return prune(r);
 }
 
 }  // namespace loom
