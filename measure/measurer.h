@@ -67,12 +67,15 @@ struct MeasureOptions {
   bool loud_wrong_results = true;
   // A candidate whose checking run is slower than this many times the best
   // cost measured so far for its task is not timed further: its cost is the
-  // checking run. Tuning wastes no time on hopeless programs (0: always time).
+  // checking run (a run under 10 ms is timed a second time, warm, so that a
+  // cold first run does not pass a fast kernel off as slow). Tuning wastes
+  // no time on hopeless programs (0: always time).
   double slow_cutoff = 10;
 
   // TEST ONLY: fault injected into candidate i of every batch (key i):
   // "segfault", "abort", "spin", "oom", "wrong_result", "build_spin",
-  // "build_segfault". Also read from $LOOM_TEST_FAULT ("1:segfault,3:spin").
+  // "build_segfault", "cold_first_run" (the checking run takes 5 ms more).
+  // Also read from $LOOM_TEST_FAULT ("1:segfault,3:spin").
   std::map<int, std::string> test_faults;
 };
 

@@ -314,6 +314,63 @@ std::vector<int> stages_attached_at(const State& s, int stage, int iter_id) {
   return out;
 }
 
+namespace {
+
+// The variables indexing `reader`'s reads of `tensor` (only the dimensions
+// whose own axis is in `dims_of_interest`, when given); false if it does not
+// read `tensor`.
+bool vars_indexing(const OpNode& reader, const Stage& tensor, const std::set<int64_t>* dims_of_interest,
+                   std::set<int64_t>* vars) {
+  bool reads = false;
+  for (const auto& [name, accesses] : reads_by_tensor(reader)) {
+    if (name != tensor.name()) continue;
+    reads = true;
+    for (const auto& indices : accesses)
+      for (size_t d = 0; d < indices.size(); ++d) {
+        if (dims_of_interest && (d >= tensor.op->axes.size() ||
+                                 !dims_of_interest->count(tensor.op->axes[d]->var_id)))
+          continue;
+        for (int64_t v : index_vars({indices[d]})) vars->insert(v);
+      }
+  }
+  return reads;
+}
+
+// Some root axis that loop `leaf_pos` of `st` was made from is in `vars`.
+bool loop_uses_any(const Stage& st, int leaf_pos, const std::set<int64_t>& vars) {
+  std::vector<bool> ancestor(st.iters.size(), false);
+  ancestor[st.leaves[leaf_pos]] = true;
+  for (auto r = st.relations.rbegin(); r != st.relations.rend(); ++r) {
+    bool any = false;
+    for (int child : r->children) any = any || ancestor[child];
+    if (any)
+      for (int parent : r->parents) ancestor[parent] = true;
+  }
+  const size_t n_axes = st.op->axes.size();
+  for (size_t id = 0; id < n_axes + st.op->reduce_axes.size() && id < st.iters.size(); ++id) {
+    if (!ancestor[id]) continue;
+    const Var& axis = id < n_axes ? st.op->axes[id] : st.op->reduce_axes[id - n_axes];
+    if (vars.count(axis->var_id)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool loop_repeats_reads_of(const State& s, int loop_stage, int leaf_pos, int producer, int reader) {
+  std::set<int64_t> vars;
+  if (reader < 0 || reader == loop_stage) {
+    if (!vars_indexing(*s.stage(loop_stage).op, s.stage(producer), nullptr, &vars)) return false;
+  } else {
+    // Through the reader computed inside loop_stage: the loop moves the
+    // reads when it moves the part of the reader that reads differently.
+    std::set<int64_t> reader_vars;
+    if (!vars_indexing(*s.stage(reader).op, s.stage(producer), nullptr, &reader_vars)) return false;
+    if (!vars_indexing(*s.stage(loop_stage).op, s.stage(reader), &reader_vars, &vars)) return false;
+  }
+  return !loop_uses_any(s.stage(loop_stage), leaf_pos, vars);
+}
+
 int single_consumer_for_location(const State& s, int stage) {
   std::vector<int> consumers = effective_consumers(s, stage);
   if (consumers.empty()) return -1;

@@ -81,6 +81,14 @@ bool needs_rfactor(const SketchTask& task, const State& s, int stage);
 // Stages computed at loop `iter_id` of `stage`.
 std::vector<int> stages_attached_at(const State& s, int stage, int iter_id);
 
+// Loop `leaf_pos` of `loop_stage` does not move what `reader` reads of
+// `producer` (a row reduction read as S[i] inside a loop over j): computed
+// inside that loop, `producer` would be computed again, whole, at every
+// iteration. `reader` is `loop_stage` itself (-1) or a stage computed inside
+// it (a cache-write stage read by its copy-out). False when the reads
+// cannot be followed (a reader that does not read `producer` itself).
+bool loop_repeats_reads_of(const State& s, int loop_stage, int leaf_pos, int producer, int reader = -1);
+
 // Where a free stage may be computed: its single consumer, or the common
 // root that all its consumers are computed at; -1 when there is none.
 int single_consumer_for_location(const State& s, int stage);

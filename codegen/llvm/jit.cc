@@ -38,6 +38,7 @@
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "codegen/thread_pool.h"
+#include "codegen/cpu_loop_passes.h"
 #include "ir/error.h"
 
 namespace loom {
@@ -262,7 +263,8 @@ OptimizedModule build_module(JITState& st, const LoweredFunc& f, const LLVMCompi
   eo.cpu = st.cpu;
   eo.features = st.features;
   eo.vector_math = st.vector_math;
-  llvm_backend::IREmitter emitter(f, module, eo);
+  const LoweredFunc vf = prepare_cpu_loops(f, eo.vector_width);
+  llvm_backend::IREmitter emitter(vf, module, eo);
   llvm::Function* fn = emitter.emit_entry(entry);
   if (extend) extend(module, fn);
 

@@ -1,8 +1,10 @@
 // Test-only fault injection for the worker (see MeasureOptions::test_faults).
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "measure/worker/worker_session.h"
@@ -45,6 +47,9 @@ void inject_run_fault(const std::string& fault) {
   if (fault == "segfault") segfault();
   if (fault == "abort") std::abort();
   if (fault == "oom") runaway_allocation();
+  // A first run made slow by something else than the kernel (cold pages, a
+  // sleeping thread pool): 5 ms more, in the checking run only.
+  if (fault == "cold_first_run") std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
 }  // namespace loom

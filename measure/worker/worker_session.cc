@@ -1,5 +1,6 @@
 #include "measure/worker/worker_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -15,6 +16,9 @@ namespace loom {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Checking runs shorter than this are timed a second time, warm.
+constexpr double kWarmRetimeBelowS = 0.01;
 
 }  // namespace
 
@@ -121,8 +125,8 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
     std::fill(b.data(), b.data() + b.size(), std::numeric_limits<float>::quiet_NaN());
   double once_s = 0;
   try {
-    inject_run_fault(fault);
     auto tr = Clock::now();
+    inject_run_fault(fault);
     kernel_->run(args_.data());
     once_s = seconds_since(tr);
   } catch (const std::bad_alloc&) {
@@ -157,6 +161,15 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
     kernel_.reset();
     reply(error_reply(id, "wrong_result", bad));
     return true;
+  }
+  // A short checking run is timed again, warm: the first run of a fresh
+  // kernel pays for its code's page faults and for waking the thread pool
+  // (about 0.25 ms on two threads), which would pass a 15 us kernel off as
+  // hopelessly slow (MeasureOptions::slow_cutoff).
+  if (once_s < kWarmRetimeBelowS) {
+    auto tr = Clock::now();
+    kernel_->run(args_.data());
+    once_s = std::min(once_s, seconds_since(tr));
   }
   kernel_id_ = id;
   reply({{"type", "checked"}, {"id", id}, {"check_s", seconds_since(t1)}, {"once_s", once_s}});

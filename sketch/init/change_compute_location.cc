@@ -24,6 +24,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 // candidate rules: not below the first reduce loop of an untiled consumer,
 // nor below its reduce tile, nor inside an unrolled loop, not at loops of
 // extent 1, and not inside a loop where another stage is already attached).
+// A reduction is not computed inside a loop that does not move what its
+// consumer reads of it (a row sum inside a loop over the row's columns):
+// that would repeat the whole reduction at every iteration.
 std::vector<std::pair<int, int>> location_candidates(const State& s, int stage) {
   std::vector<std::pair<int, int>> out;
   const int target = single_consumer_for_location(s, stage);
@@ -31,6 +34,7 @@ std::vector<std::pair<int, int>> location_candidates(const State& s, int stage) 
   const Stage& t = s.stage(target);
   const bool target_attached = t.compute_at == ComputeAtKind::kIter;
   const bool target_tiled = is_tiled(t);
+  const bool reduction = !s.stage(stage).op->reduce_axes.empty();
   bool visited_reduce = false;
   for (size_t pos = 0; pos < t.leaves.size(); ++pos) {
     const Iterator& it = t.iters[t.leaves[pos]];
@@ -42,6 +46,7 @@ std::vector<std::pair<int, int>> location_candidates(const State& s, int stage) 
     }
     if (it.annotation == IterAnnotation::kUnroll) break;
     if (it.extent == 1) continue;
+    if (reduction && loop_repeats_reads_of(s, target, static_cast<int>(pos), stage)) break;
     // The outermost tile level of an attached stage runs once.
     if (target_attached && it.kind == IterKind::kSpatial && ends_with(it.name, ".0")) continue;
     out.emplace_back(target, static_cast<int>(pos));
@@ -55,6 +60,7 @@ std::vector<std::pair<int, int>> location_candidates(const State& s, int stage) 
       if (it.kind == IterKind::kReduce || !stages_attached_at(s, outer, o.leaves[pos]).empty()) break;
       if (it.annotation == IterAnnotation::kUnroll) break;
       if (it.extent == 1) continue;
+      if (reduction && loop_repeats_reads_of(s, outer, static_cast<int>(pos), stage, target)) break;
       out.emplace_back(outer, static_cast<int>(pos));
     }
   }

@@ -52,6 +52,20 @@ TEST(Measurer, AHopelesslySlowCandidateCostsItsCheckingRun) {
   EXPECT_GT(r.costs_s[0], 0);
 }
 
+TEST(Measurer, AFastCandidateWithASlowColdFirstRunIsTimed) {
+  // The second batch's candidate 1 is the task's best program again, but its
+  // checking run takes 5 ms more (a cold first run), over 100 times the
+  // best: warm, it is as fast as the best, so it is timed, not cut off.
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  o.slow_cutoff = 100;
+  o.test_faults = {{1, "cold_first_run"}};
+  Measurer m(o);
+  expect_ok(m.measure(task, {tiled(task, 0)})[0], 0);
+  auto rs = m.measure(task, {tiled(task, 0), tiled(task, 0)});
+  expect_ok(rs[1], 1);
+}
+
 TEST(Measurer, FaultsCostOnlyTheirCandidate) {
   Task task = small_matmul();
   MeasureOptions o = fast_options();

@@ -3,6 +3,7 @@
 // unroll where the rules say.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -196,6 +197,31 @@ TEST(Annotate, FreeStagesGetEveryKindOfComputeLocation) {
   std::set<ComputeAtKind> kinds;
   for (const State& s : policy.sample(60, rng)) kinds.insert(s.stage(s.stage_index("pad")).compute_at);
   EXPECT_EQ(kinds.size(), 3u);
+}
+
+TEST(Annotate, RowReductionsAreComputedPerRowNeverInsideALoopOverTheRow) {
+  // layer_norm reads rowsum[i]: inside a loop made from its column axis j
+  // (of more than one iteration), rowsum would be summed again for every
+  // column tile.
+  SketchPolicy policy(sketch_task("layer_norm", {{"M", 32}, {"N", 64}}, 1));
+  std::mt19937_64 rng(3);
+  int per_row = 0;
+  for (const State& s : policy.sample(80, rng)) {
+    for (const char* name : {"rowsum", "rowsqsum"}) {
+      const Stage& st = s.stage(s.stage_index(name));
+      if (st.compute_at != ComputeAtKind::kIter) continue;
+      const Stage& at = s.stage(st.attach_stage);
+      if (at.name() != "layer_norm" && at.name() != "layer_norm_local") continue;
+      ++per_row;
+      const int pos = static_cast<int>(std::find(at.leaves.begin(), at.leaves.end(), st.attach_iter) - at.leaves.begin());
+      for (int p = 0; p <= pos; ++p) {
+        const Iterator& loop = at.iters[at.leaves[p]];
+        EXPECT_TRUE(loop.name.rfind("j", 0) == std::string::npos || loop.extent == 1)
+            << name << " inside " << loop.name << ": " << s.steps_json().dump();
+      }
+    }
+  }
+  EXPECT_GT(per_row, 5);
 }
 
 TEST(Annotate, PackingCopyIsComputedInsideItsReaderAndVectorized) {

@@ -1,0 +1,16 @@
+// The loop-nest rewrites both CPU backends (the LLVM JIT and the C source)
+// apply to a lowered program before they emit it, so that the exported C
+// is the program that was timed. In order: reduction loops become vector
+// code (codegen/vector_reductions.h), then divisions by loop invariants in
+// the innermost loops (the new ones included) become multiplications
+// (codegen/reciprocal_divisors.h).
+#pragma once
+
+#include "ir/stmt.h"
+
+namespace loom {
+
+// `vector_width`: floats per native vector; below 2, no vector rewrite.
+LoweredFunc prepare_cpu_loops(const LoweredFunc& f, int vector_width);
+
+}  // namespace loom
