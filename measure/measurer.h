@@ -74,7 +74,7 @@ struct MeasureOptions {
 
   // TEST ONLY: fault injected into candidate i of every batch (key i):
   // "segfault", "abort", "spin", "oom", "wrong_result", "build_spin",
-  // "build_segfault", "cold_first_run" (the checking run takes 5 ms more).
+  // "build_segfault", "cold_first_run" (the checking run takes 4 ms more).
   // Also read from $LOOM_TEST_FAULT ("1:segfault,3:spin").
   std::map<int, std::string> test_faults;
 };

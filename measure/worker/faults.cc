@@ -48,8 +48,8 @@ void inject_run_fault(const std::string& fault) {
   if (fault == "abort") std::abort();
   if (fault == "oom") runaway_allocation();
   // A first run made slow by something else than the kernel (cold pages, a
-  // sleeping thread pool): 5 ms more, in the checking run only.
-  if (fault == "cold_first_run") std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // sleeping thread pool): 4 ms more, in the checking run only.
+  if (fault == "cold_first_run") std::this_thread::sleep_for(std::chrono::milliseconds(4));
 }
 
 }  // namespace loom
