@@ -78,8 +78,12 @@ bool is_constant_tree(const Expr& e) {
 
 }  // namespace
 
+// Scalar math the vector-code C writes as its own helpers (c_scalar_math_helpers):
+// the vector math's algorithms, and sqrt without errno (sqrtf may set errno,
+// so a compiler without -fno-math-errno neither hoists nor vectorizes it; the
+// JIT's sqrt intrinsic is hoisted out of the loops that do not change it).
 bool has_inline_math(const std::string& fn) {
-  return fn == "exp" || fn == "log" || fn == "tanh" || fn == "erf" || fn == "sigmoid";
+  return fn == "exp" || fn == "log" || fn == "tanh" || fn == "erf" || fn == "sigmoid" || fn == "sqrt";
 }
 
 std::string math_call(const std::string& fn, const std::vector<std::string>& a, bool inline_math) {

@@ -317,6 +317,19 @@ TEST(CVector, CastsComparisonsMinMaxAndSelects) {
   expect_same_as_scalar(f, vec(4));
 }
 
+TEST(CVector, AScalarSquareRootIsTheErrnoFreeHelper) {
+  // Y[j] = X[j] * sqrt(S[0]): sqrtf may set errno, so a compiler without
+  // -fno-math-errno would keep it inside the loop; the helper is hoisted.
+  const int64_t n = 40;
+  Var j = make_var("j", n);
+  auto f = func("vsqrt", {buf("X", {n}), buf("S", {1}), buf("Y", {n})},
+                make_for(j, n, ForKind::kSerial, make_store("Y", j, ld("X", j) * sqrt(fabs(ld("S", 0))))));
+  std::string body = body_of(f, vec(16));
+  EXPECT_NE(body.find("loom_f32_sqrt("), std::string::npos) << body;
+  EXPECT_EQ(body.find("sqrtf("), std::string::npos) << body;
+  expect_same_as_scalar(f, vec(16));
+}
+
 TEST(CVector, ReductionIntoOneElementStaysScalar) {
   const int64_t e = 37;
   Var k = make_var("k", e);
