@@ -52,21 +52,9 @@ Stmt rewrite(const Stmt& s) {
       return make_binary(ExprKind::kMul, mutate(x->args[0], fold), reciprocal);
     };
     Stmt body = map_exprs(s->body[0], [&](const Expr& e) { return mutate(e, fold); });
-    if (!changed) return s;
-    auto n = std::make_shared<StmtNode>(*s);
-    n->body = {body};
-    return n;
+    return changed ? map_children(s, [&](const Stmt&) { return body; }) : s;
   }
-  std::vector<Stmt> body;
-  bool changed = false;
-  for (const auto& c : s->body) {
-    body.push_back(rewrite(c));
-    changed = changed || body.back() != c;
-  }
-  if (!changed) return s;
-  auto n = std::make_shared<StmtNode>(*s);
-  n->body = std::move(body);
-  return n;
+  return map_children(s, rewrite);
 }
 
 }  // namespace

@@ -17,16 +17,6 @@ constexpr int64_t kMaxTermStride = 4;
 // Independent accumulators: native vectors of partial results.
 constexpr int64_t kMaxAccumulatorVectors = 4;
 
-bool is_gpu_kind(ForKind k) { return k >= ForKind::kVThread; }
-
-bool has_gpu_loops(const Stmt& s) {
-  bool found = false;
-  visit_stmt(s, [&](const Stmt& x) {
-    if (x->kind == StmtKind::kFor && is_gpu_kind(x->for_kind)) found = true;
-  });
-  return found;
-}
-
 // The parts of `acc[i] = acc[i] op term(k)` (either operand order).
 struct ReductionUpdate {
   ExprKind op = ExprKind::kAdd;
@@ -81,16 +71,7 @@ class Rewriter {
       if (match_update(s, &u)) return lanes_then_tree(s, u);
     }
     const bool inner_vector = in_vector || (s->kind == StmtKind::kFor && s->for_kind == ForKind::kVectorized);
-    std::vector<Stmt> body;
-    bool changed = false;
-    for (const auto& c : s->body) {
-      body.push_back(rewrite(c, inner_vector));
-      changed = changed || body.back() != c;
-    }
-    if (!changed) return s;
-    auto n = std::make_shared<StmtNode>(*s);
-    n->body = std::move(body);
-    return n;
+    return map_children(s, [&](const Stmt& c) { return rewrite(c, inner_vector); });
   }
 
  private:
@@ -154,7 +135,7 @@ class Rewriter {
 }  // namespace
 
 LoweredFunc vectorize_reduction_loops(const LoweredFunc& f, int vector_width) {
-  if (vector_width < 2 || !f.body || has_gpu_loops(f.body)) return f;
+  if (vector_width < 2 || !f.body) return f;
   LoweredFunc out = f;
   Rewriter r(out, vector_width);
   out.body = r.rewrite(f.body, false);

@@ -29,8 +29,9 @@ namespace loom {
 constexpr int64_t kMinVectorReductionExtent = 8;
 
 // `f` with its reduction loops rewritten for vectors of `vector_width`
-// floats (no change for a width below 2 or a program with GPU loops). The
-// partial-result buffers are added to f.temps as local buffers.
+// floats (no change for a width below 2). Only serial loops are candidates,
+// so GPU thread loops are left alone. The partial-result buffers are added
+// to f.temps as local buffers.
 LoweredFunc vectorize_reduction_loops(const LoweredFunc& f, int vector_width);
 
 }  // namespace loom

@@ -189,6 +189,21 @@ Stmt map_exprs(const Stmt& s, const std::function<Expr(const Expr&)>& fn) {
   return n;
 }
 
+Stmt map_children(const Stmt& s, const std::function<Stmt(const Stmt&)>& fn) {
+  if (!s) return s;
+  std::vector<Stmt> body;
+  body.reserve(s->body.size());
+  bool changed = false;
+  for (const auto& c : s->body) {
+    body.push_back(fn(c));
+    changed = changed || body.back() != c;
+  }
+  if (!changed) return s;
+  auto n = std::make_shared<StmtNode>(*s);
+  n->body = std::move(body);
+  return n;
+}
+
 Stmt substitute(const Stmt& s, const std::vector<std::pair<Var, Expr>>& map) {
   Stmt r = map_exprs(s, [&](const Expr& e) { return simplify(substitute(e, map)); });
   // Ifs the substitution decided are replaced by the branch taken.

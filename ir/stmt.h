@@ -85,6 +85,9 @@ std::string to_string(const LoweredFunc& f);
 void visit_stmt(const Stmt& s, const std::function<void(const Stmt&)>& fn);  // pre-order
 // A copy of s with every expression (index, value, condition) mapped by fn.
 Stmt map_exprs(const Stmt& s, const std::function<Expr(const Expr&)>& fn);
+// A copy of s with each child statement replaced by fn(child); s itself
+// when fn returns every child unchanged (the rewrite passes' recursion).
+Stmt map_children(const Stmt& s, const std::function<Stmt(const Stmt&)>& fn);
 // Replaces variables by id in every expression of s (simplified); an If
 // whose condition becomes constant is replaced by the branch taken.
 Stmt substitute(const Stmt& s, const std::vector<std::pair<Var, Expr>>& map);

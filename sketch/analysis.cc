@@ -113,6 +113,18 @@ bool has_branch_or_expensive_call(const Expr& body) {
 
 }  // namespace
 
+bool descends_from(const Stage& st, int iter_id, int root_id) {
+  std::vector<bool> reach(st.iters.size(), false);
+  reach[root_id] = true;
+  for (const auto& r : st.relations) {
+    bool any = false;
+    for (int p : r.parents) any = any || reach[p];
+    if (any)
+      for (int c : r.children) reach[c] = true;
+  }
+  return reach[iter_id];
+}
+
 bool has_loops(const Stage& st) {
   return !st.op->is_placeholder && st.compute_at != ComputeAtKind::kInlined && !st.pretransformed;
 }
@@ -338,19 +350,10 @@ bool vars_indexing(const OpNode& reader, const Stage& tensor, const std::set<int
 
 // Some root axis that loop `leaf_pos` of `st` was made from is in `vars`.
 bool loop_uses_any(const Stage& st, int leaf_pos, const std::set<int64_t>& vars) {
-  std::vector<bool> ancestor(st.iters.size(), false);
-  ancestor[st.leaves[leaf_pos]] = true;
-  for (auto r = st.relations.rbegin(); r != st.relations.rend(); ++r) {
-    bool any = false;
-    for (int child : r->children) any = any || ancestor[child];
-    if (any)
-      for (int parent : r->parents) ancestor[parent] = true;
-  }
   const size_t n_axes = st.op->axes.size();
   for (size_t id = 0; id < n_axes + st.op->reduce_axes.size() && id < st.iters.size(); ++id) {
-    if (!ancestor[id]) continue;
     const Var& axis = id < n_axes ? st.op->axes[id] : st.op->reduce_axes[id - n_axes];
-    if (vars.count(axis->var_id)) return true;
+    if (vars.count(axis->var_id) && descends_from(st, st.leaves[leaf_pos], static_cast<int>(id))) return true;
   }
   return false;
 }

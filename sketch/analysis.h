@@ -11,6 +11,10 @@
 
 namespace loom::sketch_analysis {
 
+// Iterator `iter_id` was made from iterator `root_id` by splits and fuses
+// (or is it).
+bool descends_from(const Stage& st, int iter_id, int root_id);
+
 // A compute stage (not a placeholder) that still has its own loop nest.
 bool has_loops(const Stage& st);
 bool has_reduce_iter(const Stage& st);

@@ -17,18 +17,6 @@ namespace {
 
 using namespace sketch_analysis;
 
-bool descends_from(const Stage& st, int iter_id, int root_id) {
-  std::vector<bool> reach(st.iters.size(), false);
-  reach[root_id] = true;
-  for (const auto& r : st.relations) {
-    bool any = false;
-    for (int p : r.parents) any = any || reach[p];
-    if (any)
-      for (int c : r.children) reach[c] = true;
-  }
-  return reach[iter_id];
-}
-
 }  // namespace
 
 State annotate_vectorize(const State& state, AnnotationContext& ctx) {
