@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "measure/measurer.h"
 
 namespace loom {
 
@@ -46,6 +47,13 @@ TaskFile read_task_file(const std::string& path, const std::vector<std::string>&
     tf.task = Task::from_json(t, path);
   }
   if (j.contains("steps")) tf.steps = j["steps"];
+  // Refused before a verb allocates the task's data (the reference, a
+  // baseline's buffers), not when a worker first runs out of memory.
+  try {
+    check_task_fits_memory(tf.task, 0);
+  } catch (const LoomError& e) {
+    throw LoomError(path + ": " + e.what());
+  }
   return tf;
 }
 

@@ -1,5 +1,6 @@
 #include "measure/task.h"
 
+#include <climits>
 #include <sstream>
 
 #include "codegen/host_cpu.h"
@@ -61,6 +62,28 @@ int Target::vector_width() const {
   return host_vector_width();
 }
 
+namespace {
+
+// Index arithmetic must not overflow: a tensor whose element count overflows
+// 64 bits, or one past the 32-bit indices of CUDA kernels, is refused before
+// anything is compiled or allocated. (Whether a task fits the machine's
+// memory is the measurer's check: check_task_fits_memory.)
+void check_sizes(const Task& t) {
+  const std::string what = "params: " + (t.workload == kSubgraphWorkload ? std::string("the subgraph") : t.description());
+  for (const auto& op : t.dag->ops()) {
+    int64_t n = 1;
+    for (int64_t d : op->shape) {
+      if (__builtin_mul_overflow(n, d, &n))
+        throw LoomError(what + ": tensor " + op->name + " has more than 2^63 elements");
+    }
+    if (t.target.kind == "cuda" && n > INT32_MAX)
+      throw LoomError(what + ": tensor " + op->name + " has " + std::to_string(n) +
+                      " elements, more than the 2^31 - 1 that CUDA kernels' 32-bit indices reach");
+  }
+}
+
+}  // namespace
+
 Task Task::make(const std::string& workload, const nlohmann::json& params, const Target& target,
                 const std::vector<std::string>& constants) {
   if (workload == kSubgraphWorkload) {
@@ -74,6 +97,7 @@ Task Task::make(const std::string& workload, const nlohmann::json& params, const
     } catch (const LoomError& e) {
       throw LoomError(std::string("params.") + e.what());
     }
+    check_sizes(t);
     return t;
   }
   const WorkloadInfo* info = find_workload(workload);
@@ -97,6 +121,7 @@ Task Task::make(const std::string& workload, const nlohmann::json& params, const
   }
   t.constants = constants;
   t.dag = dag;
+  check_sizes(t);
   return t;
 }
 
@@ -144,7 +169,8 @@ Task Task::from_json(const nlohmann::json& j, const std::string& path) {
     return t;
   } catch (const LoomError& e) {
     std::string msg = e.what();
-    if (msg.rfind("params.", 0) == 0 || msg.rfind("constants: ", 0) == 0) throw LoomError(path + "." + msg);
+    if (msg.rfind("params.", 0) == 0 || msg.rfind("params: ", 0) == 0 || msg.rfind("constants: ", 0) == 0)
+      throw LoomError(path + "." + msg);
     throw LoomError(path + ".workload: " + msg);
   }
 }

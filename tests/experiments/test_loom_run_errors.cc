@@ -141,6 +141,22 @@ TEST(LoomTune, TaskThatCannotFitInMemoryIsNamedAtOnce) {
   EXPECT_FALSE(std::filesystem::exists(log)) << "nothing measured, no log";
 }
 
+// Verbs that compute the reference in-process refuse such a task when they
+// read it, before allocating anything.
+TEST(LoomSample, TaskThatCannotFitInMemoryIsRefusedBeforeTheReference) {
+  std::string f = write_file("huge_sample.json", R"({"workload": "matmul", "params": {"M": 1000000, "N": 1000000, "K": 1000000}})");
+  Result r = run_loom("sample " + f + " -n 1 --no-ir");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("tensor A [1000000x1000000] is 3.6 TiB"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(the machine's physical memory)"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+TEST(LoomRun, ATensorWhoseElementCountOverflowsIsNamed) {
+  expect_usage_error(R"({"workload": "matmul", "params": {"M": 4000000000000, "N": 4000000000000}})",
+                     ".params: matmul K=512 M=4000000000000 N=4000000000000: tensor C has more than 2^63 elements");
+}
+
 TEST(LoomCostmodel, PredictionsListEveryHeldOutProgramWithLabelAndScore) {
   std::string log = write_file("pred.jsonl", ""), csv = write_file("pred.csv", ""), model = write_file("pred.model", "");
   std::filesystem::remove(log);

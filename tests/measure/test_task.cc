@@ -45,6 +45,29 @@ TEST(Task, AConstantThatIsNotAnInputIsAnErrorNamingTheInputs) {
   }
 }
 
+std::string make_error(const std::string& workload, const nlohmann::json& params, const std::string& target) {
+  try {
+    Task::make(workload, params, Target::parse(target));
+  } catch (const LoomError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(Task, ATensorPast64BitElementCountsIsRefused) {
+  const int64_t big = int64_t{1} << 40;
+  EXPECT_EQ(make_error("matmul", {{"M", big}, {"N", big}, {"K", 1}}, "cpu -threads=1"),
+            "params: matmul K=1 M=1099511627776 N=1099511627776: tensor C has more than 2^63 elements");
+}
+
+TEST(Task, ACudaTensorPast32BitIndicesIsRefused) {
+  const nlohmann::json params = {{"M", 65536}, {"N", 32768}, {"K", 1}};  // C: 2^31 elements, 8.6 GB
+  EXPECT_EQ(make_error("matmul", params, "cuda -arch=sm_90"),
+            "params: matmul K=1 M=65536 N=32768: tensor C has 2147483648 elements, more than the 2^31 - 1 that CUDA "
+            "kernels' 32-bit indices reach");
+  EXPECT_EQ(make_error("matmul", {{"M", 1024}, {"N", 1024}, {"K", 1024}}, "cuda -arch=sm_90"), "accepted");
+}
+
 TEST(Task, ARegistryTaskIsSimilarToTheTasksOfItsWorkload) {
   Task a = Task::make("matmul", nlohmann::json{{"M", 8}, {"N", 8}, {"K", 8}}, Target::parse("cpu -threads=1"));
   EXPECT_EQ(a.similarity_group(), "matmul");
