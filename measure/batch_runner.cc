@@ -130,6 +130,7 @@ class BatchRunner {
                           {"threads", in_.task->target.threads}, {"rtol", opts_.rtol},
                           {"atol", opts_.atol}};
     auto f = in_.faults.find(s.cand);
+    if (f == in_.faults.end()) f = in_.faults.find(kEveryCandidate);
     if (f != in_.faults.end()) req["fault"] = f->second;
     s.phase = Phase::kBuilding;
     s.deadline = steady_seconds() + opts_.build_timeout_s;

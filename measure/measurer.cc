@@ -80,9 +80,10 @@ std::map<int, std::string> faults_from_env() {
     size_t comma = s.find(',', pos);
     std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     size_t colon = item.find(':');
-    if (colon == std::string::npos) throw LoomError("LOOM_TEST_FAULT: expected INDEX:KIND items, got '" + item + "'");
+    if (colon == std::string::npos) throw LoomError("LOOM_TEST_FAULT: expected INDEX:KIND items (INDEX a number or *), got '" + item + "'");
     try {
-      out[std::stoi(item.substr(0, colon))] = item.substr(colon + 1);
+      const std::string index = item.substr(0, colon);
+      out[index == "*" ? kEveryCandidate : std::stoi(index)] = item.substr(colon + 1);
     } catch (const std::exception&) {
       throw LoomError("LOOM_TEST_FAULT: bad candidate index in '" + item + "'");
     }

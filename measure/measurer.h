@@ -35,6 +35,9 @@
 
 namespace loom {
 
+// MeasureOptions::test_faults key of a fault for every candidate.
+inline constexpr int kEveryCandidate = -1;
+
 struct MeasureOptions {
   // Timing protocol (measure/timing.h): warm-up, then `repeat` groups of at
   // least `min_repeat_ms` each; one mean per group.
@@ -74,8 +77,11 @@ struct MeasureOptions {
 
   // TEST ONLY: fault injected into candidate i of every batch (key i):
   // "segfault", "abort", "spin", "oom", "wrong_result", "build_spin",
-  // "build_segfault", "cold_first_run" (the checking run takes 4 ms more).
-  // Also read from $LOOM_TEST_FAULT ("1:segfault,3:spin").
+  // "build_segfault", "cold_first_run" (the checking run takes 4 ms more),
+  // "simulated_time" (built and checked, not timed: its cost is a function of
+  // its steps, 1-2 ms, so that a search is reproducible run to run). Key
+  // kEveryCandidate: every candidate without a fault of its own. Also read
+  // from $LOOM_TEST_FAULT ("1:segfault,3:spin", "*:simulated_time").
   std::map<int, std::string> test_faults;
 };
 

@@ -132,6 +132,10 @@ void RecordLog::append(const Task& task, const std::vector<nlohmann::json>& step
 }
 
 std::vector<MeasureRecord> load_records(const std::string& path, LoadReport* report, bool warn) {
+  // A device or a pipe as a log (/dev/full, /dev/zero) would be read forever.
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw LoomError(path + ": not a regular file (a log must be one)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw LoomError(path + ": cannot open log");
   std::stringstream ss;

@@ -64,6 +64,9 @@ void WorkerProcess::spawn(const std::string& exe, int64_t max_memory_mb) {
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
+    // Its own process group: a process a candidate starts (fork) is killed
+    // with the worker (kill_and_reap, try_reap).
+    ::setpgid(0, 0);
     // Ctrl-C in the terminal reaches the whole foreground process group: the
     // tuner finishes its batch and stops, so its workers must not die on it.
     // (An ignored signal stays ignored across exec.)
@@ -104,14 +107,29 @@ bool WorkerProcess::pump() {
 std::string WorkerProcess::kill_and_reap() {
   std::string how = "not running";
   if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    try_reap(&status, /*block=*/true);
     how = wait_status_description(status);
     pid_ = -1;
   }
   close_fd();
   return how;
+}
+
+// Reaps the worker once it has exited, after killing what is left of its
+// process group: until it is reaped its pid is not reused, so the group id
+// still names its group alone.
+bool WorkerProcess::try_reap(int* status, bool block) {
+  siginfo_t info{};
+  const int flags = WEXITED | WNOWAIT | (block ? 0 : WNOHANG);
+  while (::waitid(P_PID, static_cast<id_t>(pid_), &info, flags) < 0)
+    if (errno != EINTR) return false;
+  if (info.si_pid != pid_) return false;  // still running (WNOHANG)
+  ::kill(-pid_, SIGKILL);
+  while (::waitpid(pid_, status, 0) < 0 && errno == EINTR) {}
+  return true;
 }
 
 std::string WorkerProcess::reap(double wait_s) {
@@ -122,13 +140,11 @@ std::string WorkerProcess::reap(double wait_s) {
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
   int status = 0;
   while (true) {
-    pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
+    if (try_reap(&status, /*block=*/false)) {
       pid_ = -1;
       close_fd();
       return wait_status_description(status);
     }
-    if (r < 0 && errno != EINTR) break;
     if (std::chrono::steady_clock::now() >= end) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -138,7 +154,7 @@ std::string WorkerProcess::reap(double wait_s) {
 bool WorkerProcess::exited() {
   if (pid_ <= 0) return true;
   int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+  if (try_reap(&status, /*block=*/false)) {
     pid_ = -1;
     close_fd();
     return true;

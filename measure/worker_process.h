@@ -52,6 +52,7 @@ class WorkerProcess {
   int fd_ = -1;
   wire::FrameDecoder decoder_;
   void close_fd();
+  bool try_reap(int* status, bool block);
 };
 
 // "SIGSEGV (segmentation fault)".

@@ -61,7 +61,8 @@ class SearchPolicy {
   SearchSettings settings_;
   SketchPolicy sketch_policy_;
   EvolutionarySearch evolution_;
-  std::mt19937_64 rng_;
+  uint64_t seed_;
+  std::mt19937_64 rng_;  // re-seeded each round from (seed_, trials_): a resumed search repeats the rounds it lost
   std::unordered_set<std::string> measured_;
   std::vector<std::pair<double, State>> measured_good_;  // (cost, state), best first
   double best_cost_ = std::numeric_limits<double>::infinity();

@@ -63,47 +63,62 @@ void Tuner::resume_from_log() {
   LoadReport report;
   if (!std::filesystem::exists(opts_.log_path)) return;  // a new log
   std::vector<MeasureRecord> records = load_records(opts_.log_path, &report);
-  std::vector<TrainingRecord> training;
-  int resumed = 0;
+  std::map<std::string, size_t> task_of;
+  for (size_t i = 0; i < tasks_.size(); ++i) task_of[tasks_[i].task->key()] = i;
+  // Each program once, at its cost by the log's rule (ranked_programs: a
+  // program measured again costs the median of its measurements); failed
+  // programs cost +inf.
+  std::vector<std::map<std::string, double>> cost_of(tasks_.size());
+  std::vector<std::string> best_steps(tasks_.size());
+  std::vector<double> best_cost(tasks_.size());
+  for (const auto& r : records)
+    if (task_of.count(r.task_key())) records_.push_back(r);
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    const std::string key = tasks_[i].task->key();
-    const size_t first = records_.size();
-    for (const auto& r : records)
-      if (r.task_key() == key) records_.push_back(r);
-    if (records_.size() == first) continue;
-    // Each program once, at its cost by the log's rule (ranked_programs: a
-    // program measured again costs the median of its measurements); failed
-    // programs cost +inf.
-    const std::vector<ProgramCost> ranked = ranked_programs(records_, key);
-    std::map<std::string, double> cost_of;
-    for (const auto& p : ranked) cost_of[p.record->steps.dump()] = p.cost_s;
-    const std::string best_steps = ranked.empty() ? "" : ranked[0].record->steps.dump();
-    std::optional<State> best;
-    std::set<std::string> seen;
-    std::vector<State> states;
-    std::vector<double> costs;
-    for (size_t r = first; r < records_.size(); ++r) {
-      std::string steps = records_[r].steps.dump();
-      if (!seen.insert(steps).second) continue;
-      State state;
-      try {
-        state = State::from_json(tasks_[i].task->dag, records_[r].steps);
-      } catch (const LoomError&) {
-        policies_[i]->add_measured_key(steps);
-        continue;
-      }
-      if (steps == best_steps) best = state;
-      auto c = cost_of.find(steps);
-      costs.push_back(c != cost_of.end() ? c->second : std::numeric_limits<double>::infinity());
-      states.push_back(state);
-      training.push_back({tasks_[i].task, state, costs.back()});
-    }
-    policies_[i]->add_measured(states, costs);
-    resumed += static_cast<int>(states.size());
-    // The best as the log ranks it (a confirmed program before one measured
-    // once), when its steps still replay.
-    if (best) policies_[i]->set_best(*best, ranked[0].cost_s);
+    const std::vector<ProgramCost> ranked = ranked_programs(records_, tasks_[i].task->key());
+    for (const auto& p : ranked) cost_of[i][p.record->steps.dump()] = p.cost_s;
+    if (!ranked.empty()) best_steps[i] = ranked[0].record->steps.dump(), best_cost[i] = ranked[0].cost_s;
   }
+  // The programs go back to their policies round by round, as they were
+  // measured: a run of one task's records in the log, cut every
+  // measures_per_round, is one round (what the task scheduler counts).
+  std::vector<TrainingRecord> training;
+  std::vector<std::set<std::string>> seen(tasks_.size());
+  std::vector<std::optional<State>> best(tasks_.size());
+  std::vector<State> round_states;
+  std::vector<double> round_costs;
+  int round_task = -1, resumed = 0;
+  auto flush_round = [&] {
+    if (round_task >= 0 && !round_states.empty()) policies_[round_task]->add_measured(round_states, round_costs);
+    round_states.clear();
+    round_costs.clear();
+  };
+  for (const auto& r : records_) {
+    const int ti = static_cast<int>(task_of.at(r.task_key()));
+    std::string steps = r.steps.dump();
+    if (!seen[ti].insert(steps).second) continue;
+    State state;
+    try {
+      state = State::from_json(tasks_[ti].task->dag, r.steps);
+    } catch (const LoomError&) {
+      policies_[ti]->add_measured_key(steps);
+      continue;
+    }
+    if (ti != round_task || static_cast<int>(round_states.size()) >= opts_.search.measures_per_round) {
+      flush_round();
+      round_task = ti;
+    }
+    if (steps == best_steps[ti]) best[ti] = state;
+    auto c = cost_of[ti].find(steps);
+    round_costs.push_back(c != cost_of[ti].end() ? c->second : std::numeric_limits<double>::infinity());
+    round_states.push_back(state);
+    training.push_back({tasks_[ti].task, state, round_costs.back()});
+    ++resumed;
+  }
+  flush_round();
+  // The best as the log ranks it (a confirmed program before one measured
+  // once), when its steps still replay.
+  for (size_t i = 0; i < tasks_.size(); ++i)
+    if (best[i]) policies_[i]->set_best(*best[i], best_cost[i]);
   trials_ += resumed;
   if (!training.empty()) model_->update(training);
   opts_.print(fmt("resumed from %s: %d programs of these tasks (%d lines, %d skipped)",
@@ -195,6 +210,10 @@ void Tuner::run() {
                     p.rounds_without_improvement() >= opts_.search.early_stopping;
       progress.push_back(tp);
     }
+    // As the policies' (SearchPolicy::next_batch): the round's randomness
+    // follows from the seed and the trials so far, so a resumed run goes on
+    // as the uninterrupted one would.
+    rng_.seed(opts_.search.seed * 0xbf58476d1ce4e5b9ULL ^ static_cast<uint64_t>(trials_));
     int ti = scheduler_.next(progress, rng_);
     if (ti < 0) {
       opts_.print("every task stopped early (no improvement)");
@@ -210,7 +229,9 @@ void Tuner::run() {
     }
   }
   if (stop_requested()) opts_.print("interrupted: stopped after the current batch; the log is complete");
-  else if (trials_ > trials_before) confirm();  // a finished log resumed as is is not confirmed again
+  // New programs: their top ones are confirmed. None (a log resumed whose
+  // budget is spent): only what a stopped confirmation left undone.
+  else confirm(/*only_unfinished=*/trials_ == trials_before);
   elapsed_s_ = before + seconds_since(t0);
 }
 
@@ -221,7 +242,7 @@ void Tuner::run() {
 // falls on all alike), and the best is chosen among them on the median of
 // all measurements of each — by ranked_programs(), the rule `loom report`
 // and `loom export` apply to the log, where these records are appended.
-void Tuner::confirm() {
+void Tuner::confirm(bool only_unfinished) {
   const int top = opts_.search.confirm_top, rounds = opts_.search.confirm_rounds;
   if (top <= 0 || rounds <= 0) return;
   for (size_t ti = 0; ti < policies_.size() && !stop_requested(); ++ti) {
@@ -236,7 +257,18 @@ void Tuner::confirm() {
       states.push_back(state);
       steps.push_back(state.steps_json());
     }
-    for (int r = 0; r < rounds && !stop_requested(); ++r) {
+    // Rounds the log already holds (a run stopped while confirming): the
+    // fewest measurements of a candidate, less its first.
+    int done = 0;
+    if (only_unfinished) {
+      std::map<std::string, int> measurements;
+      for (const auto& r : records_)
+        if (r.task_key() == task.key()) ++measurements[r.steps.dump()];
+      done = rounds;
+      for (const auto& st : steps) done = std::min(done, measurements[st.dump()] - 1);
+      if (done >= rounds) continue;
+    }
+    for (int r = done; r < rounds && !stop_requested(); ++r) {
       std::vector<MeasureResult> results = measurer_->measure(task, states);
       if (log_) log_->append(task, steps, results);
       for (size_t k = 0; k < results.size(); ++k) records_.push_back({task, steps[k], results[k]});

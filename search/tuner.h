@@ -5,6 +5,10 @@
 // early-stopped, or after the current batch when interrupted (SIGINT). At
 // the end (unless interrupted) the best programs of each task are measured
 // again and the best is chosen on all its measurements (confirm()).
+// A run killed at any moment and resumed goes on as the uninterrupted one:
+// the log is appended a batch at a time (one write), the resumed policies get
+// their programs back round by round, each round's randomness follows from
+// the seed and the trials before it, and a stopped confirmation is finished.
 #pragma once
 
 #include <chrono>
@@ -60,7 +64,9 @@ class Tuner {
  private:
   void resume_from_log();
   void one_round(int task_index);
-  void confirm();
+  // only_unfinished: the rounds a stopped confirmation left, for the
+  // candidates it was measuring (a log resumed with its budget spent).
+  void confirm(bool only_unfinished);
   ScoreFn score_fn(int task_index);
 
   std::vector<TuneTask> tasks_;

@@ -7,6 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include "measure/worker/worker_session.h"
 
 namespace loom {
@@ -50,6 +53,24 @@ void inject_run_fault(const std::string& fault) {
   // A first run made slow by something else than the kernel (cold pages, a
   // sleeping thread pool): 4 ms more, in the checking run only.
   if (fault == "cold_first_run") std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  // Hostile code: a process left behind, threads left spinning.
+  if (fault == "fork" && ::fork() == 0) {
+    ::prctl(PR_SET_NAME, "loom_fork_test");  // found by name in the tests
+    spin_forever();
+  }
+  if (fault == "spin_threads")
+    for (int i = 0; i < 2; ++i) std::thread(spin_forever).detach();
+}
+
+double simulated_cost_s(const nlohmann::json& steps) {
+  // FNV-1a over the steps' text, finished by a 64-bit mixer: distinct
+  // programs get distinct costs (no ties to order differently).
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : steps.dump()) h = (h ^ c) * 1099511628211ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return 1e-3 * (1.0 + static_cast<double>(h >> 11) / 9007199254740992.0);
 }
 
 }  // namespace loom

@@ -1,12 +1,17 @@
 #include "measure/worker/worker_session.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
 
+#include "codegen/thread_pool.h"
 #include "ir/error.h"
 #include "measure/timing.h"
 #include "measure/worker/replies.h"
@@ -22,10 +27,68 @@ constexpr double kWarmRetimeBelowS = 0.01;
 
 }  // namespace
 
+namespace {
+
+constexpr uint32_t kGuardPattern = 0x7fa5a5a5u;  // a signalling NaN no kernel computes
+
+bool guard_intact(const float* g) {
+  for (size_t i = 0; i < AlignedBuffer::kGuardFloats; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, g + i, sizeof bits);
+    if (bits != kGuardPattern) return false;
+  }
+  return true;
+}
+
+void fill_guard(float* g) {
+  for (size_t i = 0; i < AlignedBuffer::kGuardFloats; ++i) std::memcpy(g + i, &kGuardPattern, sizeof kGuardPattern);
+}
+
+// Threads of this process (/proc/self/stat, field 20).
+int thread_count() {
+  FILE* f = std::fopen("/proc/self/stat", "r");
+  if (!f) return -1;
+  char buf[1024];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  if (!p) return -1;
+  int field = 2, threads = -1;
+  for (const char* tok = std::strtok(const_cast<char*>(p + 1), " "); tok; tok = std::strtok(nullptr, " "))
+    if (++field == 20) threads = std::atoi(tok);
+  return threads;
+}
+
+// Whether the kernel left something behind that would disturb every later
+// measurement: a process it started, threads still running outside the pool.
+std::string leftovers(int threads_before, int pool_before) {
+  int status = 0;
+  pid_t child = ::waitpid(-1, &status, WNOHANG);
+  if (child >= 0) return "the kernel started a process";  // 0: running, > 0: exited
+  const int started = thread_count() - threads_before - (ThreadPool::global().num_workers() - pool_before);
+  if (threads_before >= 0 && started > 0) return "the kernel left " + std::to_string(started) + " thread(s) running";
+  return "";
+}
+
+}  // namespace
+
 AlignedBuffer::AlignedBuffer(size_t n) : n_(n) {
-  size_t bytes = ((n * sizeof(float) + 63) / 64) * 64;
-  ptr_.reset(static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64)));
+  padded_ = ((n * sizeof(float) + 63) / 64) * 16;
+  const size_t bytes = (padded_ + 2 * kGuardFloats) * sizeof(float);
+  ptr_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
   if (!ptr_) throw std::bad_alloc();
+  fill_guard(ptr_.get());
+  // The tail of the last 64 bytes belongs to the tensor's padding: a vector
+  // store of a whole last chunk may write it. The guard starts past it.
+  fill_guard(ptr_.get() + kGuardFloats + padded_);
+}
+
+std::string AlignedBuffer::guard_damage() const {
+  if (!ptr_) return "";
+  if (!guard_intact(ptr_.get())) return "before its start";
+  if (!guard_intact(ptr_.get() + kGuardFloats + padded_)) return "past its end";
+  return "";
 }
 
 bool WorkerSession::handle(const nlohmann::json& req, const Reply& reply) {
@@ -63,6 +126,7 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
   const std::string fault = req.value("fault", "");
   kernel_.reset();
   kernel_id_ = -1;
+  simulated_cost_s_ = fault == "simulated_time" ? simulated_cost_s(req.value("steps", nlohmann::json::array())) : 0;
   if (!task_.dag) {
     reply(error_reply(id, "build_error", "worker: no task loaded"));
     return true;
@@ -124,6 +188,7 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
   for (auto& [name, b] : outputs_)
     std::fill(b.data(), b.data() + b.size(), std::numeric_limits<float>::quiet_NaN());
   double once_s = 0;
+  const int threads_before = thread_count(), pool_before = ThreadPool::global().num_workers();
   try {
     auto tr = Clock::now();
     inject_run_fault(fault);
@@ -141,6 +206,27 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
     return false;
   }
   if (fault == "wrong_result" && !outputs_.empty()) outputs_.begin()->second.data()[0] += 1.0f;
+  if (fault == "write_outside" && !outputs_.empty()) {
+    AlignedBuffer& out = outputs_.begin()->second;
+    out.data()[(out.size() + 15) / 16 * 16] = 1.0f;  // the first float past the tensor's 64-byte chunks
+  }
+  // What a kernel must never do; the worker exits after it (its heap or its
+  // threads are not to be trusted).
+  std::string broken = leftovers(threads_before, pool_before);
+  auto check_guards = [&](const char* what, const std::string& name, const AlignedBuffer& b) {
+    std::string d = b.guard_damage();
+    if (broken.empty() && !d.empty()) broken = std::string("the kernel wrote outside ") + what + " " + name + " (" + d + ")";
+  };
+  for (const auto& [name, b] : inputs_) check_guards("input", name, b);
+  for (const auto& [name, b] : outputs_) check_guards("output", name, b);
+  for (const auto& b : pretransformed_) check_guards("a pre-transformed", "constant", b);
+  if (!broken.empty()) {
+    kernel_.reset();
+    auto r = error_reply(id, "run_error", broken);
+    r["exit"] = true;
+    reply(r);
+    return false;
+  }
   std::string bad;
   for (auto& [name, b] : inputs_) {
     const TensorData& orig = ref_.inputs.at(name);
@@ -171,6 +257,7 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
     kernel_->run(args_.data());
     once_s = std::min(once_s, seconds_since(tr));
   }
+  if (simulated_cost_s_ > 0) once_s = simulated_cost_s_;
   kernel_id_ = id;
   reply({{"type", "checked"}, {"id", id}, {"check_s", seconds_since(t1)}, {"once_s", once_s}});
   return true;
@@ -189,7 +276,8 @@ bool WorkerSession::time(const nlohmann::json& req, const Reply& reply) {
   auto t0 = Clock::now();
   const CompiledKernel& k = *kernel_;
   float* const* args = args_.data();
-  std::vector<double> costs = time_function([&] { k.run(args); }, o);
+  std::vector<double> costs = simulated_cost_s_ > 0 ? std::vector<double>(std::max(o.repeat, 1), simulated_cost_s_)
+                                                    : time_function([&] { k.run(args); }, o);
   double run_s = seconds_since(t0);
   kernel_.reset();
   kernel_id_ = -1;

@@ -20,14 +20,19 @@
 
 namespace loom {
 
-// 64-byte aligned float buffer.
+// 64-byte aligned float buffer between two 64-byte guard zones, so that a
+// kernel writing just outside a tensor is caught (guards_intact) instead of
+// corrupting the worker's heap unseen.
 class AlignedBuffer {
  public:
+  static constexpr size_t kGuardFloats = 16;
   AlignedBuffer() = default;
   explicit AlignedBuffer(size_t n);
-  float* data() { return ptr_.get(); }
-  const float* data() const { return ptr_.get(); }
+  float* data() { return ptr_.get() + kGuardFloats; }
+  const float* data() const { return ptr_.get() + kGuardFloats; }
   size_t size() const { return n_; }
+  // "" or where the guards were overwritten ("before its start", "past its end").
+  std::string guard_damage() const;
 
  private:
   struct Free {
@@ -35,6 +40,7 @@ class AlignedBuffer {
   };
   std::unique_ptr<float, Free> ptr_;
   size_t n_ = 0;
+  size_t padded_ = 0;  // floats from data() to the second guard
 };
 
 class WorkerSession {
@@ -53,6 +59,7 @@ class WorkerSession {
   std::vector<float*> args_;
   std::deque<AlignedBuffer> pretransformed_;  // blocked copies of constant inputs (stable addresses)
   int kernel_id_ = -1;
+  double simulated_cost_s_ = 0;  // fault "simulated_time": the cost reported instead of a timing
   GpuSession gpu_;  // target "cuda ...": the GPU path
 
   void load_task(const nlohmann::json& req);
@@ -65,5 +72,7 @@ class WorkerSession {
 // the others in place of the checking run.
 void inject_build_fault(const std::string& fault);
 void inject_run_fault(const std::string& fault);
+// Fault "simulated_time": a program's cost, 1-2 ms, a function of its steps.
+double simulated_cost_s(const nlohmann::json& steps);
 
 }  // namespace loom

@@ -3,6 +3,11 @@
 // error kind, while the rest of the batch is measured normally.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
 #include "ir/error.h"
 #include "measure/measurer.h"
 #include "measure_test_util.h"
@@ -94,6 +99,49 @@ TEST(Measurer, FaultsCostOnlyTheirCandidate) {
   auto again = m2.measure(task, {tiled(task, 1), tiled(task, 2)});
   expect_ok(again[0], 0);
   expect_ok(again[1], 1);
+}
+
+// Hostile kernels: each costs its candidate (a run error naming what it
+// did), its worker is replaced, and nothing it left behind survives.
+// Measures three candidates, `fault` injected into the second: it is a run
+// error whose message holds `message`, the others are measured.
+void expect_run_error_of_candidate_1(const std::string& fault, const std::string& message) {
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  o.test_faults = {{1, fault}};
+  Measurer m(o);
+  auto rs = m.measure(task, {tiled(task, 0), tiled(task, 1), tiled(task, 2)});
+  expect_ok(rs[0], 0);
+  expect_ok(rs[2], 2);
+  EXPECT_EQ(rs[1].error, ErrorKind::kRunError) << rs[1].error_msg;
+  EXPECT_NE(rs[1].error_msg.find(message), std::string::npos) << rs[1].error_msg;
+}
+
+TEST(Measurer, AKernelWritingOutsideItsBuffersIsARunError) {
+  expect_run_error_of_candidate_1("write_outside", "the kernel wrote outside output C (past its end)");
+}
+
+TEST(Measurer, AKernelLeavingThreadsRunningIsARunError) {
+  expect_run_error_of_candidate_1("spin_threads", "the kernel left 2 thread(s) running");
+}
+
+bool process_named(const std::string& name) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream comm(e.path() / "comm");
+    std::string c;
+    if (comm && std::getline(comm, c) && c == name) return true;
+  }
+  return false;
+}
+
+TEST(Measurer, AKernelStartingAProcessIsARunErrorAndTheProcessIsKilled) {
+  expect_run_error_of_candidate_1("fork", "the kernel started a process");
+  // Killed with its worker's process group (SIGKILL: gone by the time the
+  // worker is reaped, give or take the kernel's bookkeeping).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (process_named("loom_fork_test") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  EXPECT_FALSE(process_named("loom_fork_test")) << "the candidate's process outlived its worker";
 }
 
 TEST(Measurer, WorkersAreReplacedAcrossBatches) {

@@ -190,6 +190,16 @@ TEST(Records, MissingLogIsAnError) {
   EXPECT_THROW(load_records(temp_path("does_not_exist.jsonl")), LoomError);
 }
 
+// A device would be read forever (/dev/zero never ends).
+TEST(Records, ALogThatIsNotARegularFileIsAnError) {
+  try {
+    load_records("/dev/zero");
+    FAIL() << "read /dev/zero as a log";
+  } catch (const LoomError& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/zero: not a regular file (a log must be one)");
+  }
+}
+
 // Checks that every complete line parses; returns the number of records.
 size_t check_complete_lines(const std::string& path) {
   std::string text = read_all(path);

@@ -139,6 +139,78 @@ TEST(Tuner, ResumeCountsAConfirmedProgramOnce) {
   EXPECT_EQ(std::set<std::string>(steps.begin(), steps.end()).size(), 24u);
 }
 
+// Programs timed by the "simulated_time" fault (built and checked, their
+// cost a function of their steps), so that runs compare record by record
+// even though the population starts from the best measured programs.
+TunerOptions simulated_options(const std::string& log, int trials) {
+  TunerOptions o = tiny_options(log, trials);
+  o.search.init_measured_ratio = 0.5;
+  o.measure.test_faults[kEveryCandidate] = "simulated_time";
+  return o;
+}
+
+std::vector<TuneTask> two_tasks() {
+  auto gemm = std::make_shared<const Task>(
+      Task::make("matmul", nlohmann::json{{"M", 13}, {"N", 17}, {"K", 11}}, Target::parse("cpu -threads=1")));
+  auto softmax = std::make_shared<const Task>(
+      Task::make("softmax", nlohmann::json{{"M", 7}, {"N", 19}}, Target::parse("cpu -threads=1")));
+  return {{gemm, 1.0}, {softmax, 1.0}};
+}
+
+std::vector<std::string> logged_programs(const std::string& path) {
+  std::vector<std::string> out;
+  for (const auto& r : load_records(path))
+    out.push_back(r.task_key() + " " + r.steps.dump() + " " + nlohmann::json(r.result.costs_s).dump());
+  return out;
+}
+
+TEST(Tuner, SimulatedTimesAreAFunctionOfTheProgram) {
+  std::string a = temp_log("simulated_a.jsonl"), b = temp_log("simulated_b.jsonl");
+  Tuner(tiny_tasks(), simulated_options(a, 16), make_cost_model("random")).run();
+  Tuner(tiny_tasks(), simulated_options(b, 16), make_cost_model("random")).run();
+  EXPECT_EQ(logged_programs(a), logged_programs(b));
+  std::set<double> costs;
+  for (const auto& r : load_records(a)) {
+    ASSERT_TRUE(r.result.ok()) << r.result.error_msg;
+    EXPECT_GE(r.result.costs_s[0], 1e-3);
+    EXPECT_LT(r.result.costs_s[0], 2e-3);
+    costs.insert(r.result.costs_s[0]);
+  }
+  EXPECT_EQ(costs.size(), 16u);
+}
+
+TEST(Tuner, ARunStoppedAfterAnyRoundAndResumedMeasuresWhatTheUninterruptedRunDid) {
+  std::string whole = temp_log("whole.jsonl");
+  Tuner(two_tasks(), simulated_options(whole, 48), make_cost_model("random")).run();
+  ASSERT_EQ(load_records(whole).size(), 48u);
+  for (int stop_at : {8, 24, 40}) {  // after a round of the first task, of the second, of the first
+    std::string cut = temp_log("cut" + std::to_string(stop_at) + ".jsonl");
+    Tuner(two_tasks(), simulated_options(cut, stop_at), make_cost_model("random")).run();
+    Tuner(two_tasks(), simulated_options(cut, 48), make_cost_model("random")).run();
+    EXPECT_EQ(logged_programs(cut), logged_programs(whole)) << "stopped after " << stop_at << " trials";
+  }
+}
+
+TEST(Tuner, AStoppedConfirmationIsFinishedWhenResumedAndNotRepeated) {
+  std::string whole = temp_log("confirm_whole.jsonl"), cut = temp_log("confirm_cut.jsonl");
+  TunerOptions o = simulated_options(whole, 16);
+  o.search.confirm_top = 3;
+  o.search.confirm_rounds = 3;
+  Tuner(tiny_tasks(), o, make_cost_model("random")).run();
+  const std::vector<std::string> full = logged_programs(whole);
+  ASSERT_EQ(full.size(), 16u + 3u * 3u);
+  // The log as a kill during the second confirmation round leaves it: the
+  // search and one round of the confirmation.
+  std::vector<MeasureRecord> records = load_records(whole);
+  records.resize(16 + 3);
+  RecordLog(cut).append(records);
+  o.log_path = cut;
+  Tuner(tiny_tasks(), o, make_cost_model("random")).run();
+  EXPECT_EQ(logged_programs(cut), full);
+  Tuner(tiny_tasks(), o, make_cost_model("random")).run();  // finished: nothing more
+  EXPECT_EQ(logged_programs(cut), full);
+}
+
 TEST(Tuner, ResumeSkipsABestProgramWhoseStepsNoLongerReplay) {
   // A log from another version whose fastest record's steps do not replay
   // here: resuming keeps it out of the search (not measured again) and takes
