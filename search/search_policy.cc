@@ -29,10 +29,7 @@ SearchPolicy::SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_t
 
 std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
   using Clock = std::chrono::steady_clock;
-  // A round's randomness depends on the seed and how many programs were
-  // measured before it, not on the rounds this process ran: resumed from
-  // its log, a search proposes what it would have proposed uninterrupted.
-  rng_.seed(seed_ ^ (static_cast<uint64_t>(trials_) * 0x9e3779b97f4a7c15ULL));
+  rng_.seed(round_seed(seed_, trials_));
   if (settings_.strategy == SearchStrategy::kRandom) {
     // Pure random search (the ablation baseline): fresh samples only.
     auto t0 = Clock::now();

@@ -6,6 +6,7 @@
 // its best result.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <random>
@@ -24,6 +25,14 @@ namespace loom {
 // (Target::vector_width) and whether the GPU rules apply. The one way the
 // tuner and the verbs make a SketchTask from a Task.
 SketchTask make_sketch_task(const Task& task, const SketchSettings& settings = {});
+
+// The seed of a round's random stream: a function of a stream's seed and the
+// programs measured before the round, not of the rounds this process ran, so
+// that a search resumed from its log proposes what it would have proposed
+// uninterrupted (the task policies' and the tuner's streams alike).
+inline uint64_t round_seed(uint64_t seed, int trials_before) {
+  return seed ^ (static_cast<uint64_t>(trials_before) * 0x9e3779b97f4a7c15ULL);
+}
 
 class SearchPolicy {
  public:
@@ -62,7 +71,7 @@ class SearchPolicy {
   SketchPolicy sketch_policy_;
   EvolutionarySearch evolution_;
   uint64_t seed_;
-  std::mt19937_64 rng_;  // re-seeded each round from (seed_, trials_): a resumed search repeats the rounds it lost
+  std::mt19937_64 rng_;  // re-seeded each round: round_seed(seed_, trials_)
   std::unordered_set<std::string> measured_;
   std::vector<std::pair<double, State>> measured_good_;  // (cost, state), best first
   double best_cost_ = std::numeric_limits<double>::infinity();

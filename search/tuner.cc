@@ -210,10 +210,8 @@ void Tuner::run() {
                     p.rounds_without_improvement() >= opts_.search.early_stopping;
       progress.push_back(tp);
     }
-    // As the policies' (SearchPolicy::next_batch): the round's randomness
-    // follows from the seed and the trials so far, so a resumed run goes on
-    // as the uninterrupted one would.
-    rng_.seed(opts_.search.seed * 0xbf58476d1ce4e5b9ULL ^ static_cast<uint64_t>(trials_));
+    // The task scheduler's and the warm-up scores' stream, as the policies'.
+    rng_.seed(round_seed(opts_.search.seed * 0xbf58476d1ce4e5b9ULL, trials_));
     int ti = scheduler_.next(progress, rng_);
     if (ti < 0) {
       opts_.print("every task stopped early (no improvement)");

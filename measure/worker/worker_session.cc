@@ -25,10 +25,6 @@ using Clock = std::chrono::steady_clock;
 // Checking runs shorter than this are timed a second time, warm.
 constexpr double kWarmRetimeBelowS = 0.01;
 
-}  // namespace
-
-namespace {
-
 constexpr uint32_t kGuardPattern = 0x7fa5a5a5u;  // a signalling NaN no kernel computes
 
 bool guard_intact(const float* g) {
@@ -52,10 +48,10 @@ int thread_count() {
   size_t n = std::fread(buf, 1, sizeof buf - 1, f);
   std::fclose(f);
   buf[n] = 0;
-  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  char* p = std::strrchr(buf, ')');  // the command name may hold spaces
   if (!p) return -1;
   int field = 2, threads = -1;
-  for (const char* tok = std::strtok(const_cast<char*>(p + 1), " "); tok; tok = std::strtok(nullptr, " "))
+  for (char* tok = std::strtok(p + 1, " "); tok; tok = std::strtok(nullptr, " "))
     if (++field == 20) threads = std::atoi(tok);
   return threads;
 }

@@ -21,15 +21,15 @@
 namespace loom {
 
 // 64-byte aligned float buffer between two 64-byte guard zones, so that a
-// kernel writing just outside a tensor is caught (guards_intact) instead of
+// kernel writing just outside a tensor is caught (guard_damage) instead of
 // corrupting the worker's heap unseen.
 class AlignedBuffer {
  public:
   static constexpr size_t kGuardFloats = 16;
   AlignedBuffer() = default;
   explicit AlignedBuffer(size_t n);
-  float* data() { return ptr_.get() + kGuardFloats; }
-  const float* data() const { return ptr_.get() + kGuardFloats; }
+  float* data() { return ptr_ ? ptr_.get() + kGuardFloats : nullptr; }
+  const float* data() const { return ptr_ ? ptr_.get() + kGuardFloats : nullptr; }
   size_t size() const { return n_; }
   // "" or where the guards were overwritten ("before its start", "past its end").
   std::string guard_damage() const;
