@@ -59,7 +59,8 @@ void CostModel::save(const std::string& path) const {
                            {"feature_version", kFeatureVersion},
                            {"num_features", kNumFeatures},
                            {"settings", settings_json()},
-                           {"payload_bytes", payload.size()}};
+                           {"payload_bytes", payload.size()},
+                           {"payload_fnv1a64", cost_model_payload_checksum(payload)}};
   std::ofstream out(path, std::ios::binary);
   if (!out) throw LoomError("cannot write cost model file '" + path + "'");
   out << header.dump() << '\n';
@@ -67,9 +68,17 @@ void CostModel::save(const std::string& path) const {
   if (!out) throw LoomError("error writing cost model file '" + path + "'");
 }
 
+uint64_t cost_model_payload_checksum(const std::string& payload) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (unsigned char c : payload) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 namespace {
 
-// Reads header + payload; checks the feature layout.
+// Reads header + payload; checks the header's fields, the feature layout
+// and that the payload is exactly the rest of the file (a size is never
+// trusted before it is allocated).
 nlohmann::json read_model_file(const std::string& path, std::string* payload) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw LoomError("cannot read cost model file '" + path + "'");
@@ -78,14 +87,39 @@ nlohmann::json read_model_file(const std::string& path, std::string* payload) {
   nlohmann::json h = nlohmann::json::parse(line, nullptr, false);
   if (h.is_discarded() || !h.is_object() || !h.contains("loom_cost_model"))
     throw LoomError(path + ": not a Loom cost model file");
-  if (h.value("feature_version", -1) != kFeatureVersion || h.value("num_features", -1) != kNumFeatures)
-    throw LoomError(path + ": saved with feature layout v" + std::to_string(h.value("feature_version", -1)) +
-                    " (" + std::to_string(h.value("num_features", -1)) + " features); this build uses v" +
-                    std::to_string(kFeatureVersion) + " (" + std::to_string(kNumFeatures) + ")");
-  size_t n = h.value("payload_bytes", size_t{0});
-  payload->resize(n);
+  if (!in.good()) throw LoomError(path + ": no payload after the header line");
+  auto integer = [&](const char* key) {
+    if (!h.contains(key) || !h[key].is_number_integer())
+      throw LoomError(path + ": header field '" + key + "' is missing or not an integer");
+    return h[key].get<int64_t>();
+  };
+  if (!h.contains("model") || !h["model"].is_string())
+    throw LoomError(path + ": header field 'model' is missing or not a string");
+  if (h.contains("settings") && !h["settings"].is_object())
+    throw LoomError(path + ": header field 'settings' is not an object");
+  const int64_t version = integer("feature_version"), features = integer("num_features");
+  if (version != kFeatureVersion || features != kNumFeatures)
+    throw LoomError(path + ": saved with feature layout v" + std::to_string(version) + " (" +
+                    std::to_string(features) + " features); this build uses v" + std::to_string(kFeatureVersion) +
+                    " (" + std::to_string(kNumFeatures) + ")");
+  const int64_t n = integer("payload_bytes");
+  const std::streamoff start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const std::streamoff rest = in.tellg() - start;
+  in.seekg(start);
+  if (n != rest)
+    throw LoomError(path + ": header says " + std::to_string(n) + " payload bytes, the file holds " +
+                    std::to_string(rest));
+  payload->resize(static_cast<size_t>(n));
   in.read(payload->data(), static_cast<std::streamsize>(n));
-  if (static_cast<size_t>(in.gcount()) != n) throw LoomError(path + ": truncated payload");
+  if (in.gcount() != n) throw LoomError(path + ": truncated payload");
+  // XGBoost's reader trusts the lengths inside its payload (a flipped byte
+  // asks for hundreds of GB): a payload is parsed only when it is the one
+  // that was saved.
+  if (!h.contains("payload_fnv1a64") || !h["payload_fnv1a64"].is_number_unsigned())
+    throw LoomError(path + ": header field 'payload_fnv1a64' is missing (saved by an older Loom: train the model again)");
+  if (h["payload_fnv1a64"].get<uint64_t>() != cost_model_payload_checksum(*payload))
+    throw LoomError(path + ": the payload does not match its checksum (the file is corrupt)");
   return h;
 }
 

@@ -70,7 +70,8 @@ class CostModel {
   virtual std::vector<float> predict_features(const std::vector<ProgramFeatures>& programs) = 0;
 
   // A file: one JSON header line {"loom_cost_model":1, "model", "feature_version",
-  // "num_features", "settings", "payload_bytes"} then the model's payload.
+  // "num_features", "settings", "payload_bytes", "payload_fnv1a64"} then the
+  // model's payload.
   void save(const std::string& path) const;
   // Loads a file saved by a model of the same kind (load_cost_model picks the kind).
   void load(const std::string& path);
@@ -105,6 +106,8 @@ std::unique_ptr<CostModel> make_cost_model(const std::string& kind,
 std::unique_ptr<CostModel> load_cost_model(const std::string& path,
                                            const nlohmann::json& overrides = nlohmann::json::object());
 const std::vector<std::string>& cost_model_kinds();
+// The checksum a saved model's header holds for its payload (FNV-1a, 64 bits).
+uint64_t cost_model_payload_checksum(const std::string& payload);
 
 // Strict JSON settings helpers shared by the models.
 namespace settings_util {

@@ -41,8 +41,9 @@ const Verb kVerbs[] = {
      costmodel_verb},
     {"sketches", "loom sketches FILE.json [--threads N]",
      "print the sketches of a task (derivation rules, before random annotation) as loop nests", sketches_verb},
-    {"sample", "loom sample FILE.json -n N [--seed S] [--threads N] [--no-ir] [--time]",
-     "print N random programs of a task, check each (LLVM) against the reference, optionally time them", sample_verb},
+    {"sample", "loom sample FILE.json -n N [--seed S] [--threads N] [--task I] [--no-ir] [--quiet] [--time]",
+     "print N random programs of a task (or of a config's I-th task), check each (LLVM) against the reference "
+     "(--quiet: print only the failing ones), optionally time them", sample_verb},
     {"network",
      "loom network import MODEL.onnx OUT.json\n"
      "             loom network tasks MODEL [--json] [--config OUT.json [--threads N] [--trials N]]\n"

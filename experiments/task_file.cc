@@ -16,10 +16,12 @@ nlohmann::json read_json_file(const std::string& path) {
   ss << in.rdbuf();
   try {
     return nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error or a number out of range
     std::string what = e.what();
     auto pos = what.find(']');
-    throw LoomError(path + ": malformed JSON (" + (pos == std::string::npos ? what : what.substr(pos + 2)) + ")");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    if (what.size() > 160) what = what.substr(0, 160) + "...";  // the message quotes the whole token
+    throw LoomError(path + ": malformed JSON (" + what + ")");
   }
 }
 

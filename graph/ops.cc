@@ -66,7 +66,9 @@ nlohmann::json resolve_attrs(const OpDef& op, const nlohmann::json& attrs) {
   if (!attrs.is_null() && !attrs.is_object()) throw LoomError("attrs: expected an object");
   nlohmann::json out = nlohmann::json::object();
   const nlohmann::json given = attrs.is_null() ? nlohmann::json::object() : attrs;
-  for (const auto& [k, v] : given.items()) {
+  for (const auto& item : given.items()) {
+    const std::string& k = item.key();
+    const nlohmann::json& v = item.value();
     auto it = std::find_if(op.attrs.begin(), op.attrs.end(), [&](const OpAttr& a) { return a.name == k; });
     if (it == op.attrs.end()) {
       std::string known;

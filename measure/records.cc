@@ -47,7 +47,7 @@ MeasureRecord parse_record(const nlohmann::json& j, std::map<std::string, Task>*
   const nlohmann::json& res = j["result"];
   if (!res.contains("costs_s") || !res["costs_s"].is_array()) throw LoomError("result.costs_s: expected an array");
   for (const auto& c : res["costs_s"]) {
-    if (!c.is_number()) throw LoomError("result.costs_s: expected numbers");
+    if (!c.is_number() || c.get<double>() < 0) throw LoomError("result.costs_s: expected non-negative numbers");
     r.result.costs_s.push_back(c.get<double>());
   }
   if (!res.contains("error") || !res["error"].is_string()) throw LoomError("result.error: expected a string");
@@ -59,7 +59,10 @@ MeasureRecord parse_record(const nlohmann::json& j, std::map<std::string, Task>*
   r.result.build_s = number(res, "build_s", "result");
   r.result.check_s = number(res, "check_s", "result");
   r.result.run_s = number(res, "run_s", "result");
-  r.result.timestamp = static_cast<int64_t>(number(res, "timestamp", "result"));
+  const double timestamp = number(res, "timestamp", "result");
+  if (!(timestamp >= 0 && timestamp < 9.2e18))  // converting one past int64 is undefined
+    throw LoomError("result.timestamp: expected seconds since 1970");
+  r.result.timestamp = static_cast<int64_t>(timestamp);
   return r;
 }
 

@@ -56,6 +56,10 @@ class WorkerProcess {
 };
 
 // "SIGSEGV (segmentation fault)".
+// Whether spawn's max_memory_mb is enforced (RLIMIT_AS): not in a build
+// with AddressSanitizer, whose shadow memory needs the address space.
+bool worker_memory_limit_enforced();
+
 std::string signal_description(int sig);
 // Human description of a waitpid status.
 std::string wait_status_description(int status);

@@ -12,6 +12,8 @@ packages=(
   libtorch-dev libxgboost-dev
   libonnx-dev libonnx-testdata python3-onnx python3-torch python3-torchvision
   python3-matplotlib
+  clang-14 libclang-rt-14-dev  # scripts/test.sh --sanitize, scripts/fuzz.sh
+  jq                           # scripts/property_run.sh
 )
 missing=()
 for p in "${packages[@]}"; do

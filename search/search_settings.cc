@@ -119,7 +119,9 @@ SearchSettings SearchSettings::from_json(const nlohmann::json& j, const std::str
   SearchSettings s;
   if (j.is_null()) return s;
   if (!j.is_object()) throw LoomError(path + ": expected an object");
-  for (const auto& [k, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();
+    const nlohmann::json& v = item.value();
     const Field* field = nullptr;
     for (const Field& f : fields())
       if (k == f.key) field = &f;

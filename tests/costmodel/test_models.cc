@@ -273,6 +273,46 @@ TEST(Models, OverrideThatChangesTheNetworkShapeFailsToLoad) {
   std::remove(path.c_str());
 }
 
+// A payload is parsed only when it is the one saved: XGBoost's reader
+// trusts the lengths inside it (one flipped byte asked for 300 GB).
+TEST(Models, AFileWhosePayloadDoesNotMatchItsChecksumIsRefused) {
+  Synthetic train = synthetic(40, 3);
+  auto m = make_cost_model("xgb", {{"max_rounds", 3}});
+  m->fit(train.programs, train.labels, train.groups);
+  std::string path = ::testing::TempDir() + "/loom_cm_corrupt.model";
+  m->save(path);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-5, std::ios::end);
+    const char c = static_cast<char>(f.get() ^ 0x40);
+    f.seekp(-5, std::ios::end);
+    f.put(c);
+  }
+  try {
+    load_cost_model(path);
+    FAIL() << "a corrupt payload was loaded";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not match its checksum"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Models, AFileShorterOrLongerThanItsHeaderSaysIsRefused) {
+  auto m = make_cost_model("mlp", {{"max_epochs", 1}});
+  Synthetic train = synthetic(40, 3);
+  m->fit(train.programs, train.labels, train.groups);
+  std::string path = ::testing::TempDir() + "/loom_cm_size.model";
+  m->save(path);
+  { std::ofstream(path, std::ios::app | std::ios::binary) << "x"; }
+  try {
+    load_cost_model(path);
+    FAIL() << "a file with a byte past its payload was loaded";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("payload bytes, the file holds"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
 TEST(Models, MlpRestandardizingOnMoreDataKeepsItsPredictions) {
   // Every fit recomputes the feature standardization on all its programs and
   // re-parametrizes the first layer: a fit that trains no epoch (here: a

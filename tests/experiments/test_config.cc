@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "costmodel/cost_model.h"
 #include "experiments/config.h"
 #include "ir/error.h"
+#include "ir/workload_registry.h"
 
 namespace loom {
 namespace {
@@ -158,6 +160,17 @@ TEST(Config, EveryCommittedConfigLoads) {
   }
   EXPECT_GE(configs, 8);
   EXPECT_GE(pretrained, 1);
+}
+
+// scripts/property_run.sh samples the shapes of property_run_shapes.json: a
+// workload added to the registry without a shape there would go unchecked.
+TEST(Config, PropertyRunShapesCoverEveryRegistryWorkload) {
+  ExperimentConfig c =
+      ExperimentConfig::load((source_dir() / "experiments" / "configs" / "property_run_shapes.json").string());
+  std::set<std::string> covered;
+  for (const auto& t : c.tasks) covered.insert(t.task.workload);
+  for (const auto& w : workload_registry())
+    EXPECT_TRUE(covered.count(w.name)) << w.name << " has no shape in experiments/configs/property_run_shapes.json";
 }
 
 }  // namespace

@@ -152,6 +152,21 @@ TEST(LoomSample, TaskThatCannotFitInMemoryIsRefusedBeforeTheReference) {
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
 }
 
+// --task samples one task of an experiment config (scripts/property_run.sh);
+// --quiet prints the programs that fail and the summary line, nothing else.
+TEST(LoomSample, QuietSamplesTheChosenTaskOfAConfig) {
+  std::string f = write_file("sample_config.json", R"({"tasks": [{"workload": "matmul", "params": {"M": 5, "N": 7, "K": 3}},
+    {"workload": "softmax", "params": {"M": 3, "N": 7}}]})");
+  Result r = run_loom("sample " + f + " --task 1 -n 3 --threads 2 --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("task: softmax M=3 N=7  target: cpu -threads=2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("3 programs: 3 correct, 0 wrong, 0 errors"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("== program"), std::string::npos) << r.output;
+  Result missing = run_loom("sample " + f + " --task 2 -n 1");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("--task 2: " + f + " has 2 tasks"), std::string::npos) << missing.output;
+}
+
 TEST(LoomRun, ATensorWhoseElementCountOverflowsIsNamed) {
   expect_usage_error(R"({"workload": "matmul", "params": {"M": 4000000000000, "N": 4000000000000}})",
                      ".params: matmul K=512 M=4000000000000 N=4000000000000: tensor C has more than 2^63 elements");
