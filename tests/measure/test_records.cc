@@ -137,6 +137,29 @@ TEST(Records, RoundTripAndHelpers) {
   std::remove(path.c_str());
 }
 
+// A timestamp past int64 was converted anyway (undefined behaviour, found
+// by fuzzing); a negative cost would rank a program first.
+TEST(Records, ImpossibleTimestampsAndNegativeCostsAreSkipped) {
+  std::string path = temp_path("impossible.jsonl");
+  std::remove(path.c_str());
+  Task a = small_matmul(32);
+  {
+    std::ofstream out(path);
+    const std::string task = a.to_json().dump();
+    out << "{\"task\": " << task << ", \"steps\": [], \"result\": {\"costs_s\": [1e-3], \"error\": \"none\", \"timestamp\": 1.8e50}}\n";
+    out << "{\"task\": " << task << ", \"steps\": [], \"result\": {\"costs_s\": [-1e-3], \"error\": \"none\"}}\n";
+    out << "{\"task\": " << task << ", \"steps\": [], \"result\": {\"costs_s\": [1e-3], \"error\": \"none\", \"timestamp\": 1795000000}}\n";
+  }
+  LoadReport rep;
+  auto recs = load_records(path, &rep, false);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].result.timestamp, 1795000000);
+  ASSERT_EQ(rep.warnings.size(), 2u);
+  EXPECT_NE(rep.warnings[0].find("timestamp"), std::string::npos) << rep.warnings[0];
+  EXPECT_NE(rep.warnings[1].find("non-negative"), std::string::npos) << rep.warnings[1];
+  std::remove(path.c_str());
+}
+
 TEST(Records, MalformedAndTruncatedLinesAreSkipped) {
   std::string path = temp_path("damaged.jsonl");
   std::remove(path.c_str());
