@@ -53,8 +53,4 @@ struct ExperimentConfig {
   nlohmann::json to_json() const;
 };
 
-MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::string& path,
-                                        MeasureOptions defaults = {});
-nlohmann::json measure_options_to_json(const MeasureOptions& m);
-
 }  // namespace loom

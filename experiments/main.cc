@@ -17,8 +17,10 @@ const Verb kVerbs[] = {
      "lower, compile (LLVM), check and time one schedule", run_verb},
     {"measure", "loom measure FILE.json [--log PATH] [--repeat N] [--min-repeat-ms MS] [--threads N] [--flush]",
      "measure several schedules of a task in worker processes (the tuner's path)", measure_verb},
-    {"tune", "loom tune CONFIG.json [--trials N]",
-     "tune every task of an experiment config (log written as it goes; Ctrl-C stops cleanly)", tune_verb},
+    {"tune", "loom tune CONFIG.json [--trials N] [--distributed]",
+     "tune every task of an experiment config (log written as it goes; Ctrl-C stops cleanly); "
+     "--distributed under mpirun: rank 0 tunes, the other ranks measure",
+     tune_verb},
     {"report", "loom report CONFIG.json [--rounds N] [--min-repeat-ms MS] [--no-remeasure]",
      "best Loom schedule vs the baselines per task, re-measured interleaved; CSV, Markdown, tuning-curve PNG",
      report_verb},

@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "measure/machine.h"
+
 namespace loom {
 
 enum class ErrorKind {
@@ -29,9 +33,18 @@ struct MeasureResult {
   double check_s = 0;           // first run + comparison with the reference
   double run_s = 0;             // wall time of the timing (warm-up + groups)
   int64_t timestamp = 0;        // seconds since the epoch when measured
+  MachineKind machine;          // where it was measured (unknown in old records)
+  std::string node;             // a distributed job's node: "HOST rank R" ("" = this process's workers)
 
   bool ok() const { return error == ErrorKind::kNone && !costs_s.empty(); }
   double median_s() const;      // of costs_s; +inf when not ok()
 };
+
+// The "result" object of a measure record (measure/records.h): costs_s,
+// error, error_msg (errors only), build_s, check_s, run_s, timestamp,
+// machine, node (distributed jobs only).
+nlohmann::json result_to_json(const MeasureResult& r);
+// Strict: bad values throw LoomError naming `path`.
+MeasureResult result_from_json(const nlohmann::json& j, const std::string& path = "result");
 
 }  // namespace loom

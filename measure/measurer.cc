@@ -9,6 +9,7 @@
 
 #include "ir/error.h"
 #include "measure/batch_runner.h"
+#include "measure/machine.h"
 #include "measure/reference_data.h"
 
 #ifndef LOOM_WORKER_DEFAULT_PATH
@@ -134,7 +135,7 @@ Measurer::~Measurer() {
   if (!impl_->tmpdir.empty()) ::rmdir(impl_->tmpdir.c_str());
 }
 
-std::vector<MeasureResult> Measurer::measure(const Task& task, const std::vector<State>& states) {
+std::vector<MeasureResult> CandidateMeasurer::measure(const Task& task, const std::vector<State>& states) {
   std::vector<nlohmann::json> steps;
   steps.reserve(states.size());
   for (const State& s : states)
@@ -182,10 +183,17 @@ std::vector<MeasureResult> Measurer::measure_steps(const Task& task,
   double& best = impl_->best_by_task[key];
   in.best_known_s = best;
   auto results = run_batch(in, opts_, worker_path_, impl_->slots, stats_);
-  for (const auto& r : results)
+  for (auto& r : results) {
     if (r.ok() && (best == 0 || r.median_s() < best)) best = r.median_s();
+    r.machine = this_machine();
+  }
   stats_.wall_s = seconds_since(t0);
   return results;
+}
+
+void Measurer::note_best(const Task& task, double cost_s) {
+  double& best = impl_->best_by_task[task.key()];
+  if (cost_s > 0 && (best == 0 || cost_s < best)) best = cost_s;
 }
 
 }  // namespace loom

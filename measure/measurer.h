@@ -75,15 +75,28 @@ struct MeasureOptions {
   // no time on hopeless programs (0: always time).
   double slow_cutoff = 10;
 
+  // A distributed job (measure/distributed/): a node silent this long (no
+  // heartbeat, no result) is lost and its candidates go to other nodes;
+  // a node whose coordinator is silent this long ends.
+  double node_timeout_s = 30;
+
   // TEST ONLY: fault injected into candidate i of every batch (key i):
   // "segfault", "abort", "spin", "oom", "wrong_result", "build_spin",
   // "build_segfault", "cold_first_run" (the checking run takes 4 ms more),
   // "simulated_time" (built and checked, not timed: its cost is a function of
-  // its steps, 1-2 ms, so that a search is reproducible run to run). Key
+  // its steps, 1-2 ms, so that a search is reproducible run to run),
+  // "slow_device" (simulated_time whose timing takes 1 s: a device whose
+  // timed runs dominate). Key
   // kEveryCandidate: every candidate without a fault of its own. Also read
   // from $LOOM_TEST_FAULT ("1:segfault,3:spin", "*:simulated_time").
   std::map<int, std::string> test_faults;
 };
+
+// The "measure" object of a config (every key optional, unknown keys are
+// errors naming `path`) and its echo; experiments/README.md documents each.
+MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::string& path,
+                                         MeasureOptions defaults = {});
+nlohmann::json measure_options_to_json(const MeasureOptions& m);
 
 // Totals of the last measure() call, for progress lines and benchmarks.
 struct MeasureBatchStats {
@@ -94,19 +107,30 @@ struct MeasureBatchStats {
   int workers_restarted = 0;
 };
 
-class Measurer {
+// What the tuner measures through: this process's worker pool (Measurer)
+// or the nodes of a distributed job (measure/distributed/coordinator.h).
+class CandidateMeasurer {
+ public:
+  virtual ~CandidateMeasurer() = default;
+  // One result per step list, in order (a list that does not replay is
+  // invalid_schedule for that candidate only).
+  virtual std::vector<MeasureResult> measure_steps(const Task& task, const std::vector<nlohmann::json>& steps) = 0;
+  // Same with states. Undefined states are invalid_schedule.
+  std::vector<MeasureResult> measure(const Task& task, const std::vector<State>& states);
+};
+
+class Measurer : public CandidateMeasurer {
  public:
   explicit Measurer(MeasureOptions opts = {});
-  ~Measurer();
+  ~Measurer() override;
   Measurer(const Measurer&) = delete;
   Measurer& operator=(const Measurer&) = delete;
 
-  // One result per state, in order. Undefined states are invalid_schedule.
-  std::vector<MeasureResult> measure(const Task& task, const std::vector<State>& states);
-  // Same with step lists as JSON (a list that does not replay is
-  // invalid_schedule for that candidate only).
-  std::vector<MeasureResult> measure_steps(const Task& task,
-                                           const std::vector<nlohmann::json>& steps);
+  // Every result names this machine (MeasureResult::machine).
+  std::vector<MeasureResult> measure_steps(const Task& task, const std::vector<nlohmann::json>& steps) override;
+  // The best cost another measurer found for the task: the slow cutoff
+  // (MeasureOptions::slow_cutoff) holds candidates to it too.
+  void note_best(const Task& task, double cost_s);
 
   const MeasureOptions& options() const { return opts_; }
   const MeasureBatchStats& last_stats() const { return stats_; }

@@ -18,12 +18,6 @@ namespace loom {
 
 namespace {
 
-double number(const nlohmann::json& j, const char* key, const char* path) {
-  if (!j.contains(key)) return 0;
-  if (!j[key].is_number()) throw LoomError(std::string(path) + "." + key + ": expected a number");
-  return j[key].get<double>();
-}
-
 MeasureRecord parse_record(const nlohmann::json& j, std::map<std::string, Task>* task_cache) {
   if (!j.is_object()) throw LoomError("expected a JSON object");
   for (const auto& [k, v] : j.items())
@@ -44,39 +38,14 @@ MeasureRecord parse_record(const nlohmann::json& j, std::map<std::string, Task>*
     if (task_cache) task_cache->emplace(raw, r.task);
   }
   r.steps = j["steps"];
-  const nlohmann::json& res = j["result"];
-  if (!res.contains("costs_s") || !res["costs_s"].is_array()) throw LoomError("result.costs_s: expected an array");
-  for (const auto& c : res["costs_s"]) {
-    if (!c.is_number() || c.get<double>() < 0) throw LoomError("result.costs_s: expected non-negative numbers");
-    r.result.costs_s.push_back(c.get<double>());
-  }
-  if (!res.contains("error") || !res["error"].is_string()) throw LoomError("result.error: expected a string");
-  r.result.error = parse_error_kind(res["error"].get<std::string>());
-  if (res.contains("error_msg")) {
-    if (!res["error_msg"].is_string()) throw LoomError("result.error_msg: expected a string");
-    r.result.error_msg = res["error_msg"].get<std::string>();
-  }
-  r.result.build_s = number(res, "build_s", "result");
-  r.result.check_s = number(res, "check_s", "result");
-  r.result.run_s = number(res, "run_s", "result");
-  const double timestamp = number(res, "timestamp", "result");
-  if (!(timestamp >= 0 && timestamp < 9.2e18))  // converting one past int64 is undefined
-    throw LoomError("result.timestamp: expected seconds since 1970");
-  r.result.timestamp = static_cast<int64_t>(timestamp);
+  r.result = result_from_json(j["result"], "result");
   return r;
 }
 
 }  // namespace
 
 nlohmann::json record_to_json(const MeasureRecord& r) {
-  nlohmann::json res = {{"costs_s", r.result.costs_s},
-                        {"error", error_kind_name(r.result.error)},
-                        {"build_s", r.result.build_s},
-                        {"timestamp", r.result.timestamp}};
-  if (!r.result.error_msg.empty()) res["error_msg"] = r.result.error_msg;
-  if (r.result.check_s > 0) res["check_s"] = r.result.check_s;
-  if (r.result.run_s > 0) res["run_s"] = r.result.run_s;
-  return {{"task", r.task.to_json()}, {"steps", r.steps}, {"result", res}, {"version", kRecordVersion}};
+  return {{"task", r.task.to_json()}, {"steps", r.steps}, {"result", result_to_json(r.result)}, {"version", kRecordVersion}};
 }
 
 MeasureRecord record_from_json(const nlohmann::json& j) { return parse_record(j, nullptr); }

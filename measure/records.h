@@ -4,7 +4,9 @@
 //             "target": "cpu -threads=1"},
 //    "steps": [["SP", 2, 0, 512, [8, 4, 16], 1], ...],
 //    "result": {"costs_s": [...], "error": "none", "error_msg": "..." (errors only),
-//               "build_s": 0.03, "check_s": 0.002, "run_s": 0.08, "timestamp": 1795000000},
+//               "build_s": 0.03, "check_s": 0.002, "run_s": 0.08, "timestamp": 1795000000,
+//               "machine": {"cpu": "AMD EPYC", "isa": "avx512", "cores": 2},
+//               "node": "host3 rank 2" (distributed jobs only)},
 //    "version": 1}
 //
 // Append-only. RecordLog writes each batch with one write(2) on an O_APPEND

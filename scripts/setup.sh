@@ -14,6 +14,7 @@ packages=(
   python3-matplotlib
   clang-14 libclang-rt-14-dev  # scripts/test.sh --sanitize, scripts/fuzz.sh
   jq                           # scripts/property_run.sh
+  openmpi-bin libopenmpi-dev   # loom tune --distributed (built without MPI, it is a one-line error)
 )
 missing=()
 for p in "${packages[@]}"; do

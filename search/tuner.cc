@@ -43,7 +43,7 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<
       rng_(opts_.search.seed) {
   if (tasks_.empty()) throw LoomError("nothing to tune: no tasks");
   if (!opts_.print) opts_.print = [](const std::string& s) { std::printf("%s\n", s.c_str()); std::fflush(stdout); };
-  measurer_ = std::make_unique<Measurer>(opts_.measure);
+  measurer_ = opts_.measurer ? opts_.measurer : std::make_shared<Measurer>(opts_.measure);
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const Task& t = *tasks_[i].task;
     check_task_fits_memory(t, opts_.measure.max_memory_mb);

@@ -34,6 +34,9 @@ struct TunerOptions {
   SearchSettings search;
   MeasureOptions measure;
   SketchSettings sketch;
+  // Where candidates are measured: null = this process's worker pool
+  // (Measurer with `measure`); a distributed job passes its coordinator.
+  std::shared_ptr<CandidateMeasurer> measurer;
   std::string log_path;  // "" = no log
   bool resume = true;    // continue from the log's records of these tasks
   std::function<void(const std::string&)> print;  // progress lines (default: stdout)
@@ -72,7 +75,7 @@ class Tuner {
   std::vector<TuneTask> tasks_;
   TunerOptions opts_;
   std::unique_ptr<CostModel> model_;
-  std::unique_ptr<Measurer> measurer_;
+  std::shared_ptr<CandidateMeasurer> measurer_;
   std::unique_ptr<RecordLog> log_;
   std::vector<std::unique_ptr<SearchPolicy>> policies_;
   TaskScheduler scheduler_;

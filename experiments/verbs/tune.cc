@@ -2,12 +2,19 @@
 // log as it goes. Prints every effective setting first, a progress line per
 // measured round, and a summary table at the end. Ctrl-C stops after the
 // current batch with the log intact; a second Ctrl-C exits at once.
+//
+// With --distributed (under mpirun) rank 0 does all of this and every other
+// rank is a measurement node (measure/distributed/): the config is read by
+// rank 0 only.
 #include <csignal>
 #include <cstdio>
 
 #include "experiments/config.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
+#include "measure/distributed/coordinator.h"
+#include "measure/distributed/node.h"
+#include "measure/distributed/transport.h"
 #include "search/tuner.h"
 
 namespace loom::cli {
@@ -19,16 +26,45 @@ void on_sigint(int) {
 }
 }  // namespace
 
+namespace {
+int tune(const std::string& file, int trials, Transport* transport);
+}  // namespace
+
 int tune_verb(const Args& args) {
   std::string file;
   int trials = 0;
+  bool distributed = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--trials") trials = int_flag(args, i, "--trials");
+    else if (args[i] == "--distributed") distributed = true;
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
     else if (file.empty()) file = args[i];
     else throw LoomError("tune takes one CONFIG.json");
   }
-  if (file.empty()) throw LoomError("usage: loom tune CONFIG.json [--trials N]");
+  if (file.empty()) throw LoomError("usage: loom tune CONFIG.json [--trials N] [--distributed]");
+  std::unique_ptr<Transport> transport;
+  if (distributed) {
+    transport = make_mpi_transport();
+    if (transport->rank() != 0) {
+      std::fflush(stdout);
+      return run_measurement_node(*transport, [](const std::string& line) {
+        std::fprintf(stderr, "%s\n", line.c_str());
+      }) == 0 ? kExitOk : kExitFailure;
+    }
+  }
+  try {
+    return tune(file, trials, transport.get());
+  } catch (...) {
+    // The nodes wait for a setup that will not come: tell them to end.
+    if (transport)
+      for (int r = 1; r < transport->size(); ++r) transport->send(r, R"({"type":"quit"})");
+    throw;
+  }
+}
+
+namespace {
+
+int tune(const std::string& file, int trials, Transport* transport) {
   ExperimentConfig cfg = ExperimentConfig::load(file);
   if (trials > 0) cfg.search.num_trials = trials;
 
@@ -46,6 +82,12 @@ int tune_verb(const Args& args) {
   opts.search = cfg.search;
   opts.measure = cfg.measure;
   opts.log_path = cfg.log_path;
+  if (transport) {
+    opts.measurer = std::make_shared<DistributedMeasurer>(*transport, cfg.measure, [](const std::string& line) {
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    });
+  }
   std::fflush(stdout);
   Tuner tuner(std::move(tasks), opts, std::move(model));
   std::signal(SIGINT, on_sigint);
@@ -55,5 +97,7 @@ int tune_verb(const Args& args) {
   std::printf("log: %s\n", cfg.log_path.c_str());
   return kExitOk;
 }
+
+}  // namespace
 
 }  // namespace loom::cli

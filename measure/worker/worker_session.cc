@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <thread>
 #include <new>
 
 #include "codegen/thread_pool.h"
@@ -122,7 +123,10 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
   const std::string fault = req.value("fault", "");
   kernel_.reset();
   kernel_id_ = -1;
-  simulated_cost_s_ = fault == "simulated_time" ? simulated_cost_s(req.value("steps", nlohmann::json::array())) : 0;
+  slow_device_ = fault == "slow_device";
+  simulated_cost_s_ = fault == "simulated_time" || slow_device_
+                          ? simulated_cost_s(req.value("steps", nlohmann::json::array()))
+                          : 0;
   if (!task_.dag) {
     reply(error_reply(id, "build_error", "worker: no task loaded"));
     return true;
@@ -274,6 +278,7 @@ bool WorkerSession::time(const nlohmann::json& req, const Reply& reply) {
   float* const* args = args_.data();
   std::vector<double> costs = simulated_cost_s_ > 0 ? std::vector<double>(std::max(o.repeat, 1), simulated_cost_s_)
                                                     : time_function([&] { k.run(args); }, o);
+  if (slow_device_) std::this_thread::sleep_for(std::chrono::duration<double>(kSlowDeviceTimingS));
   double run_s = seconds_since(t0);
   kernel_.reset();
   kernel_id_ = -1;

@@ -60,6 +60,7 @@ class WorkerSession {
   std::deque<AlignedBuffer> pretransformed_;  // blocked copies of constant inputs (stable addresses)
   int kernel_id_ = -1;
   double simulated_cost_s_ = 0;  // fault "simulated_time": the cost reported instead of a timing
+  bool slow_device_ = false;     // fault "slow_device": simulated_time whose timing takes kSlowDeviceTimingS
   GpuSession gpu_;  // target "cuda ...": the GPU path
 
   void load_task(const nlohmann::json& req);
@@ -72,6 +73,10 @@ class WorkerSession {
 // the others in place of the checking run.
 void inject_build_fault(const std::string& fault);
 void inject_run_fault(const std::string& fault);
+// Fault "slow_device": how long a timing takes (a device whose timed runs
+// dominate, as a measurement farm's do: the distributed benchmark).
+inline constexpr double kSlowDeviceTimingS = 1.0;
+
 // Fault "simulated_time": a program's cost, 1-2 ms, a function of its steps.
 double simulated_cost_s(const nlohmann::json& steps);
 

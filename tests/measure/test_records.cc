@@ -137,6 +137,34 @@ TEST(Records, RoundTripAndHelpers) {
   std::remove(path.c_str());
 }
 
+TEST(Records, AResultNamesTheMachineAndTheNodeThatMeasuredIt) {
+  MeasureRecord r = make_record(small_matmul(32), 0, 1e-3);
+  r.result.machine = MachineKind{"Some CPU", "avx512", 8, "Some GPU"};
+  r.result.node = "host7 rank 3";
+  nlohmann::json j = record_to_json(r);
+  EXPECT_EQ(j["result"]["machine"], nlohmann::json::parse(R"({"cpu":"Some CPU","isa":"avx512","cores":8,"gpu":"Some GPU"})"));
+  EXPECT_EQ(j["result"]["node"], "host7 rank 3");
+  MeasureRecord back = record_from_json(j);
+  EXPECT_EQ(back.result.machine, r.result.machine);
+  EXPECT_EQ(back.result.node, "host7 rank 3");
+  // Records written before machines were named load with the machine unknown.
+  j["result"].erase("machine");
+  EXPECT_FALSE(record_from_json(j).result.machine.known());
+  j["result"]["machine"] = {{"cpu", "x"}, {"cores", "many"}};
+  EXPECT_THROW(record_from_json(j), LoomError);
+}
+
+TEST(Records, EveryMeasurementNamesThisMachine) {
+  Measurer m(fast_options());
+  Task task = small_matmul(32);
+  MeasureResult r = m.measure(task, {tiled(task, 0)})[0];
+  ASSERT_TRUE(r.ok()) << r.error_msg;
+  EXPECT_EQ(r.machine, this_machine());
+  EXPECT_FALSE(this_machine().cpu.empty());
+  EXPECT_GT(this_machine().cores, 0);
+  EXPECT_TRUE(r.node.empty());
+}
+
 // A timestamp past int64 was converted anyway (undefined behaviour, found
 // by fuzzing); a negative cost would rank a program first.
 TEST(Records, ImpossibleTimestampsAndNegativeCostsAreSkipped) {

@@ -1,0 +1,90 @@
+#include "measure/machine.h"
+
+#include <sched.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "ir/error.h"
+
+namespace loom {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// The value of the first "key : value" line of a /proc file.
+std::string proc_field(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    size_t colon = line.find(':');
+    if (colon != std::string::npos && trim(line.substr(0, colon)) == key) return trim(line.substr(colon + 1));
+  }
+  return "";
+}
+
+MachineKind read_this_machine() {
+  MachineKind m;
+  m.cpu = proc_field("/proc/cpuinfo", "model name");
+  if (m.cpu.empty()) m.cpu = "unknown CPU";
+  if (const char* pose = std::getenv("LOOM_TEST_MACHINE_CPU"); pose && *pose) m.cpu = pose;
+  std::istringstream flags(" " + proc_field("/proc/cpuinfo", "flags") + " ");
+  bool avx512 = false, avx2 = false, sse4 = false;
+  for (std::string f; flags >> f;) avx512 |= f == "avx512f", avx2 |= f == "avx2", sse4 |= f == "sse4_2";
+  m.isa = avx512 ? "avx512" : avx2 ? "avx2" : sse4 ? "sse4" : "";
+  cpu_set_t set;
+  m.cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                        : static_cast<int>(std::thread::hardware_concurrency());
+  std::error_code ec;
+  for (const auto& gpu : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    m.gpu = proc_field((gpu.path() / "information").string(), "Model");
+    if (!m.gpu.empty()) break;
+  }
+  return m;
+}
+
+}  // namespace
+
+std::string MachineKind::name() const {
+  std::string s = cpu + " (" + (isa.empty() ? "" : isa + ", ") + std::to_string(cores) + " core" +
+                  (cores == 1 ? "" : "s") + ")";
+  return gpu.empty() ? s : s + ", " + gpu;
+}
+
+nlohmann::json MachineKind::to_json() const {
+  nlohmann::json j = {{"cpu", cpu}, {"isa", isa}, {"cores", cores}};
+  if (!gpu.empty()) j["gpu"] = gpu;
+  return j;
+}
+
+MachineKind MachineKind::from_json(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_object()) throw LoomError(path + ": expected an object");
+  MachineKind m;
+  for (const auto& [k, v] : j.items()) {
+    if (k == "cpu" || k == "isa" || k == "gpu") {
+      if (!v.is_string()) throw LoomError(path + "." + k + ": expected a string");
+      (k == "cpu" ? m.cpu : k == "isa" ? m.isa : m.gpu) = v.get<std::string>();
+    } else if (k == "cores") {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > (1 << 20))
+        throw LoomError(path + ".cores: expected a non-negative integer");
+      m.cores = v.get<int>();
+    } else {
+      throw LoomError(path + "." + k + ": unknown key");
+    }
+  }
+  if (m.cpu.empty()) throw LoomError(path + ".cpu: missing");
+  return m;
+}
+
+const MachineKind& this_machine() {
+  static const MachineKind m = read_this_machine();
+  return m;
+}
+
+}  // namespace loom
