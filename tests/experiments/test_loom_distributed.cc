@@ -33,6 +33,12 @@ CliResult shell(const std::string& cmd) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
 
+// Under AddressSanitizer (scripts/test.sh --sanitize) a process that
+// started MPI runs without leak detection: Open MPI's plugins keep
+// allocations until exit and are unloaded before LeakSanitizer could name
+// them.
+constexpr const char* kNoLeakCheck = "ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" ";
+
 class LoomDistributed : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -67,12 +73,8 @@ class LoomDistributed : public ::testing::Test {
     }
     return out;
   }
-  // Under AddressSanitizer (scripts/test.sh --sanitize) the ranks run
-  // without leak detection: Open MPI's plugins keep allocations until exit
-  // and are unloaded before LeakSanitizer could name them.
   static std::string mpirun(int ranks) {
-    return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" ") +
-           LOOM_MPIRUN +
+    return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") + kNoLeakCheck + LOOM_MPIRUN +
            " --oversubscribe --enable-recovery -n " + std::to_string(ranks) +
            " -x LOOM_TEST_FAULT -x LOOM_TEST_NODE_FAULT ";
   }
@@ -96,7 +98,7 @@ TEST_F(LoomDistributed, ANodeThatDiesAndOneThatFallsSilentLoseNothing) {
 }
 
 TEST_F(LoomDistributed, OutsideMpirunIsAOneLineError) {
-  CliResult r = shell(std::string(LOOM_BINARY) + " tune " + config("alone") + " --distributed");
+  CliResult r = shell(kNoLeakCheck + std::string(LOOM_BINARY) + " tune " + config("alone") + " --distributed");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("loom tune: error: --distributed: the job has one rank and so no measurement node"),
             std::string::npos) << r.output;
