@@ -6,15 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/error.h"
+#include "measure/batch_runner.h"
 #include "measure/distributed/protocol.h"
 
 namespace loom {
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // What must be equal for two nodes' timings of a task to compare.
 std::string kind_key(const MachineKind& m, const std::string& target_kind) {
@@ -30,13 +27,12 @@ DistributedMeasurer::DistributedMeasurer(Transport& transport, MeasureOptions op
     : t_(transport), opts_(std::move(opts)), print_(std::move(print)) {
   if (t_.size() < 2)
     throw LoomError("--distributed: the job has one rank and so no measurement node (start it with mpirun -n N, N >= 2)");
-  for (int r = 1; r < t_.size(); ++r) nodes_.push_back(NodeInfo{r});
-  last_heard_.assign(nodes_.size(), now_s());
+  for (int r = 1; r < t_.size(); ++r) nodes_.push_back(NodeInfo{r, "", {}, false, 0, steady_seconds()});
 
   // Every node says hello once it has started; one that does not in time is lost.
-  const double wait_s = std::max(opts_.node_timeout_s, 30.0), deadline = now_s() + wait_s;
+  const double wait_s = std::max(opts_.node_timeout_s, 30.0), deadline = steady_seconds() + wait_s;
   size_t hellos = 0;
-  while (hellos < nodes_.size() && now_s() < deadline) {
+  while (hellos < nodes_.size() && steady_seconds() < deadline) {
     int from = -1;
     std::string bytes;
     if (!t_.receive(&from, &bytes, 0.1) || from < 1 || from > static_cast<int>(nodes_.size())) continue;
@@ -47,7 +43,7 @@ DistributedMeasurer::DistributedMeasurer(Transport& transport, MeasureOptions op
       node.machine = MachineKind::from_json(msg.at("machine"));
       node.host = msg.at("host").get<std::string>();
       ++hellos;
-      last_heard_[from - 1] = now_s();
+      node.last_heard = steady_seconds();
     } catch (const std::exception& e) {
       lose(node, std::string("sent a malformed hello: ") + e.what());
     }
@@ -166,7 +162,7 @@ std::vector<MeasureResult> DistributedMeasurer::measure_steps(const Task& task,
     if (t_.receive(&from, &bytes, caught_up ? 0.05 : 0)) {
       const int ni = from - 1;
       if (ni < 0 || ni >= static_cast<int>(nodes_.size()) || nodes_[ni].lost) continue;
-      last_heard_[ni] = now_s();
+      nodes_[ni].last_heard = steady_seconds();
       nlohmann::json msg = nlohmann::json::parse(bytes, nullptr, false);
       const std::string type = msg.is_object() ? msg.value("type", "") : "";
       auto b = busy.find(ni);
@@ -199,9 +195,9 @@ std::vector<MeasureResult> DistributedMeasurer::measure_steps(const Task& task,
     // Nothing more queued: every node's last message is known, so silence is real.
     caught_up = true;
     for (size_t ni = 0; ni < nodes_.size(); ++ni) {
-      if (nodes_[ni].lost || now_s() - last_heard_[ni] <= opts_.node_timeout_s) continue;
+      if (nodes_[ni].lost || steady_seconds() - nodes_[ni].last_heard <= opts_.node_timeout_s) continue;
       const size_t share = busy.count(static_cast<int>(ni)) ? busy[static_cast<int>(ni)].candidates.size() : 0;
-      lose(nodes_[ni], "silent for " + seconds_text(now_s() - last_heard_[ni]) +
+      lose(nodes_[ni], "silent for " + seconds_text(steady_seconds() - nodes_[ni].last_heard) +
                            (share ? "; its " + std::to_string(share) + " candidate(s) go to the other nodes" : ""));
       requeue(static_cast<int>(ni));
     }

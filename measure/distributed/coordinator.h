@@ -34,6 +34,7 @@ struct NodeInfo {
   MachineKind machine;
   bool lost = false;
   int measured = 0;  // candidates it returned
+  double last_heard = 0;  // steady seconds of its last message
   std::string name() const { return host + " rank " + std::to_string(rank); }
 };
 
@@ -63,7 +64,6 @@ class DistributedMeasurer : public CandidateMeasurer {
   std::vector<NodeInfo> nodes_;                     // ranks 1..size-1
   std::map<std::string, std::vector<int>> kinds_;  // target kind -> its nodes
   std::map<std::string, double> best_by_task_;
-  std::vector<double> last_heard_;                 // per node, steady seconds
   int next_share_id_ = 0;
   std::atomic<bool> stop_{false};
   std::thread heartbeat_;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/error.h"
+#include "measure/batch_runner.h"
 #include "measure/distributed/protocol.h"
 #include "measure/machine.h"
 #include "measure/measurer.h"
@@ -22,10 +23,6 @@
 namespace loom {
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct NodeFault {
   std::string kind;  // "" | die_after | silent_after
@@ -134,10 +131,10 @@ int run_measurement_node(Transport& t, const std::function<void(const std::strin
   const NodeFault fault = node_fault_from_env(t.rank());
   const std::string me = t.host() + " rank " + std::to_string(t.rank());
   double timeout_s = distributed::kSetupWaitS, beat_s = distributed::heartbeat_s(timeout_s);
-  double last_heard = now_s(), last_sent = now_s();
+  double last_heard = steady_seconds(), last_sent = steady_seconds();
   auto send = [&](const nlohmann::json& msg) {
     t.send(0, msg.dump());
-    last_sent = now_s();
+    last_sent = steady_seconds();
   };
   send({{"type", "hello"}, {"machine", this_machine().to_json()}, {"host", t.host()}});
 
@@ -155,7 +152,7 @@ int run_measurement_node(Transport& t, const std::function<void(const std::strin
     int from = -1;
     std::string bytes;
     if (t.receive(&from, &bytes, shares && !shares->idle() ? 0.01 : std::min(beat_s, 0.1)) && from == 0) {
-      last_heard = now_s();
+      last_heard = steady_seconds();
       nlohmann::json msg = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
       const std::string type = msg.is_object() ? msg.value("type", "") : "";
       if (type == "quit") {
@@ -182,8 +179,8 @@ int run_measurement_node(Transport& t, const std::function<void(const std::strin
         shares->push(std::move(msg));
       }
     }
-    if (!silent && now_s() - last_sent >= beat_s) send({{"type", "alive"}});
-    if (now_s() - last_heard > timeout_s) {
+    if (!silent && steady_seconds() - last_sent >= beat_s) send({{"type", "alive"}});
+    if (steady_seconds() - last_heard > timeout_s) {
       print(me + ": rank 0 silent for " + std::to_string(static_cast<int>(timeout_s)) + " s: this node ends");
       return 1;
     }
