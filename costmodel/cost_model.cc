@@ -32,6 +32,11 @@ std::vector<float> FeatureDataset::normalized_throughput() const {
   return y;
 }
 
+std::string ranking_group(const TrainingRecord& r) {
+  std::string key = r.task ? r.task->key() : "";
+  return r.machine.known() ? key + "\n" + r.machine.name() : key;
+}
+
 // ---- CostModel -----------------------------------------------------------------
 
 void CostModel::update(const std::vector<TrainingRecord>& records) {
@@ -43,13 +48,36 @@ void CostModel::update(const std::vector<TrainingRecord>& records) {
   for (size_t i = 0; i < records.size(); ++i) {
     data_.programs.push_back(std::move(feats[i]));
     data_.costs.push_back(records[i].cost_s);
-    data_.groups.push_back(data_.group_of(records[i].task ? records[i].task->key() : ""));
+    data_.groups.push_back(data_.group_of(ranking_group(records[i])));
+    add_trained_on(records[i].machine, 1);
   }
   fit(data_.programs, data_.normalized_throughput(), data_.groups);
 }
 
+void CostModel::add_trained_on(const MachineKind& m, size_t n) {
+  for (auto& t : trained_on_)
+    if (t.machine == m) {
+      t.programs += n;
+      return;
+    }
+  trained_on_.push_back({m, n});
+}
+
+bool CostModel::trained_on_kind_of(const MachineKind& m) const {
+  for (const auto& t : trained_on_)
+    if (t.machine.known() && t.machine.cpu == m.cpu && t.machine.isa == m.isa && t.machine.gpu == m.gpu) return true;
+  return false;
+}
+
 std::vector<float> CostModel::predict(const Task&, const std::vector<State>& states) {
   return predict_features(extract_features(states, feature_options_));
+}
+
+nlohmann::json CostModel::trained_on_json() const {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& t : trained_on_)
+    list.push_back({{"machine", t.machine.known() ? t.machine.to_json() : nlohmann::json()}, {"programs", t.programs}});
+  return list;
 }
 
 void CostModel::save(const std::string& path) const {
@@ -59,6 +87,7 @@ void CostModel::save(const std::string& path) const {
                            {"feature_version", kFeatureVersion},
                            {"num_features", kNumFeatures},
                            {"settings", settings_json()},
+                           {"trained_on", trained_on_json()},
                            {"payload_bytes", payload.size()},
                            {"payload_fnv1a64", cost_model_payload_checksum(payload)}};
   std::ofstream out(path, std::ios::binary);
@@ -97,6 +126,8 @@ nlohmann::json read_model_file(const std::string& path, std::string* payload) {
     throw LoomError(path + ": header field 'model' is missing or not a string");
   if (h.contains("settings") && !h["settings"].is_object())
     throw LoomError(path + ": header field 'settings' is not an object");
+  if (h.contains("trained_on") && !h["trained_on"].is_array())
+    throw LoomError(path + ": header field 'trained_on' is not a list");
   const int64_t version = integer("feature_version"), features = integer("num_features");
   if (version != kFeatureVersion || features != kNumFeatures)
     throw LoomError(path + ": saved with feature layout v" + std::to_string(version) + " (" +
@@ -130,7 +161,35 @@ void CostModel::load(const std::string& path) {
   nlohmann::json h = read_model_file(path, &payload);
   if (h.value("model", "") != name())
     throw LoomError(path + ": holds a '" + h.value("model", "") + "' model, not '" + name() + "'");
+  std::vector<TrainedOn> trained_on;
+  if (h.contains("trained_on")) {
+    const auto& list = h["trained_on"];
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string where = path + ": trained_on[" + std::to_string(i) + "]";
+      const auto& e = list[i];
+      if (!e.is_object() || !e.contains("programs") || !e["programs"].is_number_unsigned() || !e.contains("machine"))
+        throw LoomError(where + ": expected {\"machine\": {...} or null, \"programs\": N}");
+      TrainedOn t;
+      if (!e["machine"].is_null()) t.machine = MachineKind::from_json(e["machine"], where + ".machine");
+      t.programs = e["programs"].get<size_t>();
+      trained_on.push_back(t);
+    }
+  }
   deserialize(payload);
+  trained_on_ = std::move(trained_on);
+}
+
+std::string trained_elsewhere_warning(const CostModel& model, const std::string& file, const MachineKind& here) {
+  if (model.trained_on_kind_of(here)) return "";
+  const std::string advice = "; this machine is " + here.name() +
+                             ": its ranking may not carry over (`loom costmodel train` on this machine's logs makes one "
+                             "for it)";
+  std::string where;
+  for (const auto& t : model.trained_on())
+    where += (where.empty() ? "" : ", ") + (t.machine.known() ? t.machine.name() : "machines the records do not name") +
+             " (" + std::to_string(t.programs) + " programs)";
+  if (where.empty()) return "cost model " + file + " does not say which machine its training programs were timed on" + advice;
+  return "cost model " + file + " was trained on programs timed on " + where + advice;
 }
 
 // ---- random model ------------------------------------------------------------

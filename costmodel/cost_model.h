@@ -27,6 +27,7 @@
 
 #include "costmodel/features.h"
 #include "ir/state.h"
+#include "measure/machine.h"
 #include "measure/task.h"
 
 namespace loom {
@@ -38,6 +39,18 @@ struct TrainingRecord {
   std::shared_ptr<const Task> task;
   State state;
   double cost_s = std::numeric_limits<double>::infinity();  // +inf: failed measurement
+  MachineKind machine;  // where it was timed; unknown for records that do not say
+};
+
+// The group a record's cost ranks in: its task on its machine (timings
+// compare only within one task on one kind of machine).
+std::string ranking_group(const TrainingRecord& r);
+
+// The machine kinds of a model's training programs and how many came from
+// each (an unknown kind: records written before records named their machine).
+struct TrainedOn {
+  MachineKind machine;
+  size_t programs = 0;
 };
 
 // Training data as features: programs, their costs and task group ids.
@@ -70,8 +83,10 @@ class CostModel {
   virtual std::vector<float> predict_features(const std::vector<ProgramFeatures>& programs) = 0;
 
   // A file: one JSON header line {"loom_cost_model":1, "model", "feature_version",
-  // "num_features", "settings", "payload_bytes", "payload_fnv1a64"} then the
-  // model's payload.
+  // "num_features", "settings", "trained_on", "payload_bytes", "payload_fnv1a64"}
+  // then the model's payload. "trained_on" lists {"machine", "programs"} (a
+  // machine of null: records that named none); files saved before it existed
+  // load with an empty list.
   void save(const std::string& path) const;
   // Loads a file saved by a model of the same kind (load_cost_model picks the kind).
   void load(const std::string& path);
@@ -83,6 +98,16 @@ class CostModel {
   virtual std::string name() const = 0;           // "mlp" | "xgb" | "random"
   virtual nlohmann::json settings_json() const = 0;  // every effective setting
   size_t num_records() const { return data_.size(); }
+  // The machine kinds of every program the model was ever trained on: its
+  // saved file's, then those of the records `update` added.
+  const std::vector<TrainedOn>& trained_on() const { return trained_on_; }
+  // Whether it was trained on programs timed on a machine of `m`'s kind (the
+  // same CPU model, vector ISA and GPU; the core count aside: a ranking does
+  // not change with how many cores the machine lends).
+  bool trained_on_kind_of(const MachineKind& m) const;
+  // Counts `n` training programs timed on `m` (fit on features bypasses
+  // `update`: tools that do so say where their programs came from).
+  void add_trained_on(const MachineKind& m, size_t n);
   const FeatureDataset& training_data() const { return data_; }
   FeatureOptions& feature_options() { return feature_options_; }
 
@@ -92,9 +117,18 @@ class CostModel {
   virtual void deserialize(const std::string& payload) = 0;
 
  private:
+  nlohmann::json trained_on_json() const;
+
   FeatureDataset data_;
   FeatureOptions feature_options_;
+  std::vector<TrainedOn> trained_on_;
 };
+
+// For a search about to start on `here` with the model saved in `file`: a
+// one-line warning when the model was not trained on programs timed on a
+// machine of that kind (or its file does not say where they were timed);
+// empty when it was.
+std::string trained_elsewhere_warning(const CostModel& model, const std::string& file, const MachineKind& here);
 
 // kind: "mlp" | "xgb" | "random"; settings: that model's settings object,
 // parsed strictly (unknown keys and bad values throw LoomError).

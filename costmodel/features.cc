@@ -457,7 +457,32 @@ int feature_index(const std::string& name) {
   return static_cast<int>(it - n.begin());
 }
 
-ProgramFeatures extract_features(const LoweredFunc& f) { return Extractor(f).run(); }
+const std::vector<int>& feature_detail::task_relative_features() {
+  static const std::vector<int> cols = [] {
+    std::vector<int> c;
+    for (int k = 0; k < 16; ++k) c.push_back(kArith + k);
+    for (int b = 0; b < kMaxFeatureBuffers; ++b)
+      for (const char* n : {"bytes", "unique_bytes", "lines", "unique_lines", "bytes_d_reuse_ct",
+                            "unique_bytes_d_reuse_ct", "lines_d_reuse_ct", "unique_lines_d_reuse_ct"})
+        c.push_back(feature_index("B" + std::to_string(b) + "." + n));
+    for (const char* n : {"alloc_prod", "alloc_outer_prod", "outer_prod", "traffic_l1", "traffic_l2"})
+      c.push_back(feature_index(n));
+    return c;
+  }();
+  return cols;
+}
+
+ProgramFeatures extract_features(const LoweredFunc& f, double task_flops) {
+  ProgramFeatures p = Extractor(f).run();
+  if (task_flops <= 0) return p;
+  const float shift = log_count(task_flops);
+  for (int s = 0; s < p.num_stmts; ++s) {
+    float* row = p.values.data() + static_cast<size_t>(s) * kNumFeatures;
+    for (int c : task_relative_features())
+      if (row[c] > 0) row[c] -= shift;
+  }
+  return p;
+}
 
 ProgramFeatures extract_features(const State& s) {
   if (!s.defined()) return ProgramFeatures{};
@@ -466,7 +491,7 @@ ProgramFeatures extract_features(const State& s) {
     // copies of its nests the whole tiles get.
     LowerOptions options;
     options.full_tiles = false;
-    return extract_features(lower(s, options));
+    return extract_features(lower(s, options), s.dag().flop_count());
   } catch (const std::exception&) {  // an invalid schedule: no rows
     return ProgramFeatures{};
   }

@@ -32,7 +32,9 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
       ++st.records;
       // The same program measured again (another log, a re-collection):
       // one program whose cost pools all its timings.
-      auto [where, fresh] = program_at.emplace(key + "\n" + rec.steps.dump(), out.size());
+      // Timings pool only on one kind of machine.
+      auto [where, fresh] =
+          program_at.emplace(key + "\n" + rec.result.machine.name() + "\n" + rec.steps.dump(), out.size());
       if (!fresh) {
         ++st.merged;
         if (rec.result.ok()) timings[where->second].insert(timings[where->second].end(),
@@ -43,6 +45,7 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
       if (it == tasks.end()) it = tasks.emplace(key, std::make_shared<const Task>(rec.task)).first;
       TrainingRecord r;
       r.task = it->second;
+      r.machine = rec.result.machine;
       try {
         r.state = State::from_json(r.task->dag, rec.steps);
       } catch (const std::exception& e) {
@@ -102,7 +105,7 @@ FeatureDataset make_feature_dataset(const std::vector<TrainingRecord>& records, 
   d.programs = extract_features(states, options);
   for (const auto& r : records) {
     d.costs.push_back(r.cost_s);
-    d.groups.push_back(d.group_of(r.task ? r.task->key() : ""));
+    d.groups.push_back(d.group_of(ranking_group(r)));
   }
   return d;
 }

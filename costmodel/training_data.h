@@ -5,7 +5,7 @@
 // kept with cost +inf (they train as "slowest" and are left out of ranking
 // metrics). Malformed or truncated lines, and records whose steps do not
 // replay, are skipped and counted. Records of the same program (same task,
-// same steps — e.g. a re-collection with the same seed, or several logs) are
+// same steps, same kind of machine — e.g. a re-collection with the same seed, or several logs) are
 // one training program whose cost is the statistic over all their timings:
 // repeats make labels less noisy, and a program never lands on both sides
 // of a held-out split.

@@ -38,8 +38,12 @@ const Verb kVerbs[] = {
      "             [--predictions CSV]\n"
      "             loom costmodel eval FILE LOG... [--split task|record|none] [--test-fraction F] [--seed N] [--k K]\n"
      "             [--cost min|median] [--json] [--predictions CSV]\n"
-     "             loom costmodel collect WORKLOAD [--params JSON] --n N --log FILE [--seed S] [--batch B]",
-     "train a cost model on record logs; rank held-out records with a saved model; measure random schedules",
+     "             loom costmodel transfer LOG... [--model mlp|xgb|random] [--settings JSON|@FILE] [--by task|machine]\n"
+     "             [--folds K] [--seed N] [--threads N] [--k K] [--cost min|median] [--json] [--table FILE]\n"
+     "             loom costmodel collect WORKLOAD [--params JSON] [--constants NAME,...] [--target STR] --n N --log FILE\n"
+     "             [--seed S] [--batch B]",
+     "train a cost model on record logs; rank held-out records with a saved model; rank unseen tasks or machines\n"
+     "             (grouped cross-validation); measure random schedules",
      costmodel_verb},
     {"sketches", "loom sketches FILE.json [--threads N]",
      "print the sketches of a task (derivation rules, before random annotation) as loop nests", sketches_verb},

@@ -111,7 +111,7 @@ void Tuner::resume_from_log() {
     auto c = cost_of[ti].find(steps);
     round_costs.push_back(c != cost_of[ti].end() ? c->second : std::numeric_limits<double>::infinity());
     round_states.push_back(state);
-    training.push_back({tasks_[ti].task, state, round_costs.back()});
+    training.push_back({tasks_[ti].task, state, round_costs.back(), r.result.machine});
     ++resumed;
   }
   flush_round();
@@ -161,7 +161,7 @@ void Tuner::one_round(int ti) {
     double c = results[i].ok() ? results[i].median_s() : std::numeric_limits<double>::infinity();
     if (!results[i].ok()) ++errors;
     costs.push_back(c);
-    training.push_back({policy.task_ptr(), batch[i], c});
+    training.push_back({policy.task_ptr(), batch[i], c, results[i].machine});
   }
   policy.add_measured(batch, costs);
   trials_ += static_cast<int>(batch.size());

@@ -12,6 +12,14 @@
 //     Ranking metrics of a saved model on the records (the test side of the
 //     split: the same options as `train` select the same held-out records).
 //
+//   loom costmodel transfer LOG... [--model mlp|xgb|random] [--settings JSON|@FILE]
+//        [--by task|machine] [--folds K] [--seed N] [--threads N] [--k K]
+//        [--cost min|median] [--json] [--table FILE]
+//     Grouped cross-validation (costmodel/transfer_eval.h): each task shape
+//     (or machine kind) is held out once and ranked by a model trained on the
+//     others; --folds 0 (the default) holds out one at a time. --table writes
+//     the per-task results as a Markdown table.
+//
 //   loom costmodel collect WORKLOAD ... (costmodel_collect.cc): measure random
 //     schedules into a log.
 //
@@ -31,6 +39,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/metrics.h"
 #include "costmodel/training_data.h"
+#include "costmodel/transfer_eval.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
 
@@ -40,7 +49,8 @@ namespace {
 
 struct Options {
   std::vector<std::string> positional;
-  std::string model = "mlp", out, split = "none", predictions;
+  std::string model = "mlp", out, split = "none", predictions, table, by = "task";
+  int folds = 0;
   nlohmann::json settings = nlohmann::json::object();
   double test_fraction = 0.2;
   uint64_t seed = 0;
@@ -67,10 +77,13 @@ double number(const std::string& flag, const std::string& v, double lo, double h
   }
 }
 
-Options parse(const Args& a, bool train) {
+// train: the options that make a model (--model, --out, --settings);
+// transfer: also the fold options.
+Options parse(const Args& a, bool train, bool transfer = false) {
   Options o;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string& f = a[i];
+    if (transfer && f == "--out") throw LoomError("unknown option --out (transfer trains one model per fold and keeps none)");
     if (train && f == "--model") o.model = value(a, i);
     else if (train && f == "--out") o.out = value(a, i);
     else if (train && f == "--settings") {
@@ -85,7 +98,7 @@ Options parse(const Args& a, bool train) {
       o.settings = nlohmann::json::parse(text, nullptr, false);
       if (o.settings.is_discarded() || !o.settings.is_object())
         throw LoomError("--settings: expected a JSON object");
-    } else if (f == "--split") {
+    } else if (!transfer && f == "--split") {
       o.split = value(a, i);
       if (o.split != "task" && o.split != "record" && o.split != "none")
         throw LoomError("--split: expected task, record or none, got '" + o.split + "'");
@@ -94,7 +107,13 @@ Options parse(const Args& a, bool train) {
     else if (f == "--threads") o.threads = static_cast<int>(number(f, value(a, i), 1, 1024));
     else if (f == "--k") o.k = static_cast<int>(number(f, value(a, i), 1, 1e6));
     else if (f == "--json") o.json = true;
-    else if (f == "--predictions") o.predictions = value(a, i);
+    else if (!transfer && f == "--predictions") o.predictions = value(a, i);
+    else if (transfer && f == "--table") o.table = value(a, i);
+    else if (transfer && f == "--folds") o.folds = static_cast<int>(number(f, value(a, i), 0, 1e6));
+    else if (transfer && f == "--by") {
+      o.by = value(a, i);
+      if (o.by != "task" && o.by != "machine") throw LoomError("--by: expected task or machine, got '" + o.by + "'");
+    }
     else if (f == "--cost") {
       std::string v = value(a, i);
       if (v == "min") o.cost = CostStatistic::kMin;
@@ -235,15 +254,65 @@ int eval(const Args& args) {
   return kExitOk;
 }
 
+int transfer(const Args& args) {
+  Options o = parse(args, true, true);
+  if (o.positional.empty()) throw LoomError("usage: loom costmodel transfer LOG... [--model mlp|xgb|random] [--by task|machine] [--folds K]");
+  TransferOptions t;
+  t.model = o.model;
+  t.settings = o.settings;
+  t.unit = o.by == "machine" ? TransferUnit::kMachine : TransferUnit::kTask;
+  t.folds = o.folds;
+  t.seed = o.seed;
+  t.k = o.k;
+  if (o.threads) t.features.num_threads = o.threads;
+  std::printf("model: %s  settings: %s\n", o.model.c_str(), make_cost_model(o.model, o.settings)->settings_json().dump().c_str());
+  std::printf("held out by: %s  folds: %s  seed: %llu  k: %d  cost: %s\n", o.by.c_str(),
+              o.folds ? std::to_string(o.folds).c_str() : "one per unit", static_cast<unsigned long long>(o.seed), o.k,
+              o.cost == CostStatistic::kMin ? "min" : "median");
+  auto records = load(o.positional, o.cost);
+  std::fflush(stdout);
+  TransferReport rep = evaluate_transfer(records, t, [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  });
+  std::printf("\nheld-out %ss, per task:\n", o.by.c_str());
+  for (const auto& h : rep.groups)
+    std::printf("  fold %3d  pairwise %.3f  top1 %.0f  top%d %.2f  spearman %6.3f  (%zu programs)  %s\n", h.fold + 1,
+                h.metrics.pairwise_accuracy, h.metrics.top1_recall, o.k, h.metrics.topk_recall, h.metrics.spearman,
+                h.metrics.num_programs, h.name.c_str());
+  std::printf("overall (%d folds over %d %ss): %s\n  per task: mean pairwise %.3f, lowest %.3f (%s)\n", rep.folds,
+              rep.units, o.by.c_str(), rep.overall.to_string().c_str(), rep.mean_pairwise, rep.min_pairwise,
+              rep.min_group.c_str());
+  if (!o.table.empty()) {
+    std::ofstream md(o.table);
+    if (!md) throw LoomError("--table: cannot write '" + o.table + "'");
+    md << "| held-out task | pairwise | top-1 | top-" << o.k << " recall | Spearman | programs |\n|---|---|---|---|---|---|\n";
+    char row[512];
+    for (const auto& h : rep.groups) {
+      std::snprintf(row, sizeof row, "| %s | %.3f | %.0f | %.2f | %.3f | %zu |\n", h.name.c_str(),
+                    h.metrics.pairwise_accuracy, h.metrics.top1_recall, h.metrics.topk_recall, h.metrics.spearman,
+                    h.metrics.num_programs);
+      md << row;
+    }
+    std::snprintf(row, sizeof row, "| **all %zu tasks** (pairs pooled) | **%.3f** | %.2f | %.2f | %.3f | %zu |\n",
+                  rep.overall.num_tasks, rep.overall.pairwise_accuracy, rep.overall.top1_recall,
+                  rep.overall.topk_recall, rep.overall.spearman, rep.overall.num_programs);
+    md << row;
+  }
+  if (o.json) std::printf("%s\n", rep.to_json().dump().c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int costmodel_verb(const Args& args) {
-  if (args.empty()) throw LoomError("usage: loom costmodel train|eval|collect ... (see loom help)");
+  if (args.empty()) throw LoomError("usage: loom costmodel train|eval|transfer|collect ... (see loom help)");
   Args rest(args.begin() + 1, args.end());
   if (args[0] == "train") return train(rest);
   if (args[0] == "eval") return eval(rest);
+  if (args[0] == "transfer") return transfer(rest);
   if (args[0] == "collect") return costmodel_collect(rest);
-  throw LoomError("unknown costmodel command '" + args[0] + "' (expected train, eval or collect)");
+  throw LoomError("unknown costmodel command '" + args[0] + "' (expected train, eval, transfer or collect)");
 }
 
 }  // namespace loom::cli

@@ -2,8 +2,12 @@
 // log — training and evaluation data for the cost model, independent of any
 // search (the sketch sampler draws the programs, the measurer times them).
 //
-//   loom costmodel collect WORKLOAD [--params JSON] [--target STR] --n N --log FILE
-//        [--seed S] [--batch B] [--repeat R] [--min-repeat-ms MS]
+//   loom costmodel collect WORKLOAD [--params JSON] [--constants NAME,...] [--target STR]
+//        --n N --log FILE [--seed S] [--batch B] [--repeat R] [--min-repeat-ms MS]
+//
+// --constants marks inputs as constant weights (as a config's "constants"):
+// their layout is then the schedule's to choose, as in tuning.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -13,6 +17,7 @@
 #include "measure/measurer.h"
 #include "measure/records.h"
 #include "measure/task.h"
+#include "search/search_policy.h"
 #include "sketch/sketch_policy.h"
 
 namespace loom::cli {
@@ -28,6 +33,7 @@ std::string next(const Args& a, size_t& i) {
 
 int costmodel_collect(const Args& a) {
   std::string workload, log_path, target = "cpu -threads=1";
+  std::vector<std::string> constants;
   nlohmann::json params = nlohmann::json::object();
   int n = 0, batch = 64;
   uint64_t seed = 0;
@@ -39,6 +45,13 @@ int costmodel_collect(const Args& a) {
     if (f == "--params") {
       params = nlohmann::json::parse(next(a, i), nullptr, false);
       if (params.is_discarded() || !params.is_object()) throw LoomError("--params: expected a JSON object");
+    } else if (f == "--constants") {
+      std::string list = next(a, i);
+      for (size_t at = 0; at <= list.size();) {
+        size_t comma = std::min(list.find(',', at), list.size());
+        if (comma > at) constants.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
     } else if (f == "--target") target = next(a, i);
     else if (f == "--n") n = int_flag(a, i, f.c_str());
     else if (f == "--log") log_path = next(a, i);
@@ -53,11 +66,10 @@ int costmodel_collect(const Args& a) {
   if (workload.empty() || n == 0 || log_path.empty())
     throw LoomError("usage: loom costmodel collect WORKLOAD [--params JSON] --n N --log FILE");
 
-  Task task = Task::make(workload, params, Target::parse(target));
-  SketchTask st;
-  st.dag = task.dag;
-  st.threads = task.target.threads;
-  SketchPolicy policy(st);
+  Task task = Task::make(workload, params, Target::parse(target), constants);
+  // The sketches a search of the task starts from (threads, vector width,
+  // the constants' layout rewrite).
+  SketchPolicy policy(make_sketch_task(task));
   std::mt19937_64 rng(seed);
   std::printf("collect: %s  target: %s  n: %d  batch: %d  seed: %llu  repeat: %d  min-repeat-ms: %g  "
               "sketches: %zu\n",

@@ -15,6 +15,7 @@
 #include "measure/distributed/coordinator.h"
 #include "measure/distributed/node.h"
 #include "measure/distributed/transport.h"
+#include "measure/machine.h"
 #include "search/tuner.h"
 
 namespace loom::cli {
@@ -76,6 +77,10 @@ int tune(const std::string& file, int trials, Transport* transport) {
     throw LoomError("cost_model.kind is '" + cfg.cost_model + "' but cost_model.pretrained (" + cfg.pretrained_model +
                     ") holds a '" + model->name() + "' model");
   std::printf("cost model: %s %s\n", model->name().c_str(), model->settings_json().dump().c_str());
+  if (!cfg.pretrained_model.empty()) {
+    const std::string warning = trained_elsewhere_warning(*model, cfg.pretrained_model, this_machine());
+    if (!warning.empty()) std::printf("warning: %s\n", warning.c_str());
+  }
   std::vector<TuneTask> tasks;
   for (const auto& t : cfg.tasks) tasks.push_back({std::make_shared<const Task>(t.task), t.weight});
   TunerOptions opts;

@@ -113,7 +113,8 @@ TEST(Features, NaiveMatmulReductionFeatures) {
   ASSERT_EQ(p.num_stmts, 2);  // init store, update store
   EXPECT_FLOAT_EQ(feat(p, 0, "is_init"), 1);
   EXPECT_FLOAT_EQ(feat(p, 1, "is_init"), 0);
-  EXPECT_FLOAT_EQ(feat(p, 1, "float_mad"), lg(16 * 16 * 16));
+  // n^3 multiply-adds, relative to the task's 2 n^3 FLOPs.
+  EXPECT_FLOAT_EQ(feat(p, 1, "float_mad"), lg(16 * 16 * 16) - lg(2 * 16 * 16 * 16));
   // C is read and written (count 2): slot 0; re-accessed across rk (16 times).
   EXPECT_FLOAT_EQ(feat(p, 1, "B0.acc_readwrite"), 1);
   EXPECT_FLOAT_EQ(feat(p, 1, "B0.reuse_ct"), lg(16));
@@ -136,7 +137,7 @@ TEST(Features, TiledMatmulAnnotationsAndPragma) {
   EXPECT_FLOAT_EQ(feat(p, upd, "parallel_num"), lg(1));
   EXPECT_FLOAT_EQ(feat(p, upd, "parallel_len"), lg((64 / 16) * (64 / 32)));
   EXPECT_FLOAT_EQ(feat(p, upd, "auto_unroll_max_step"), lg(16));
-  EXPECT_FLOAT_EQ(feat(p, upd, "float_mad"), lg(64.0 * 64 * 64));
+  EXPECT_FLOAT_EQ(feat(p, upd, "float_mad"), lg(64.0 * 64 * 64) - lg(2.0 * 64 * 64 * 64));
 }
 
 TEST(Features, InnerLoopAccessesOfAVectorizedStore) {
@@ -238,6 +239,33 @@ TEST(Features, ParallelExtractionMatchesSerial) {
     ASSERT_TRUE(serial[i].valid);
     EXPECT_EQ(serial[i].values, parallel[i].values);
   }
+}
+
+// One schedule of two matmul shapes, the larger 8x the FLOPs: its amounts
+// (op counts, bytes touched, outer trips) are the same relative to the
+// task's FLOPs, so a model sees a new shape as a familiar one; shape-free
+// features (the vector length) are as they were.
+TEST(Features, AmountsAreRelativeToTheTaskFlops) {
+  const MatmulTiles tiles{{1, 2, 8}, {1, 4, 16}, 8, 0};
+  auto at = [&](int64_t n) {
+    Task task = Task::make("matmul", {{"M", n}, {"N", n}, {"K", n}}, Target::parse("cpu -threads=1"));
+    return extract_features(matmul_state(task.dag, tiles));
+  };
+  ProgramFeatures small = at(64), large = at(128);
+  ASSERT_TRUE(small.valid && large.valid);
+  ASSERT_EQ(small.num_stmts, large.num_stmts);
+  const int s = small.num_stmts - 1;  // the update statement
+  for (const char* name : {"float_mad", "B0.bytes", "outer_prod"}) {
+    EXPECT_NEAR(feat(small, s, name), feat(large, s, name), 0.01) << name;
+    EXPECT_LT(feat(small, s, name), 4.0f) << name << ": not the absolute log count (18 and more)";
+  }
+  EXPECT_EQ(feat(small, s, "vec_len"), feat(large, s, "vec_len"));
+  // The absolute form, without the task: the larger shape's op count is 8x.
+  Task task = Task::make("matmul", {{"M", 64}, {"N", 64}, {"K", 64}}, Target::parse("cpu -threads=1"));
+  LowerOptions options;
+  options.full_tiles = false;
+  ProgramFeatures absolute = extract_features(lower(matmul_state(task.dag, tiles), options));
+  EXPECT_NEAR(feat(absolute, s, "float_mad"), lg(64.0 * 64 * 64), 0.01);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "costmodel/metrics.h"
 #include "ir/error.h"
 #include "ir/workloads/matmul_schedules.h"
+#include "measure/machine.h"
 
 namespace loom {
 namespace {
@@ -219,9 +220,9 @@ TEST(Models, SaveLoadRoundTripGivesIdenticalPredictions) {
   }
 }
 
-// Rewrites the settings in a saved model file's header (the payload kept).
+// Rewrites a saved model file's header (the payload kept).
 template <typename Edit>
-void edit_saved_settings(const std::string& path, Edit edit) {
+void edit_saved_header(const std::string& path, Edit edit) {
   std::string header, payload;
   {
     std::ifstream in(path, std::ios::binary);
@@ -229,9 +230,13 @@ void edit_saved_settings(const std::string& path, Edit edit) {
     payload.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   nlohmann::json h = nlohmann::json::parse(header);
-  edit(h["settings"]);
+  edit(h);
   std::ofstream out(path, std::ios::binary);
   out << h.dump() << '\n' << payload;
+}
+template <typename Edit>
+void edit_saved_settings(const std::string& path, Edit edit) {
+  edit_saved_header(path, [&](nlohmann::json& h) { edit(h["settings"]); });
 }
 
 TEST(Models, MlpFileFromBeforeTheProgramHeadLoadsWithoutOne) {
@@ -250,6 +255,61 @@ TEST(Models, MlpFileFromBeforeTheProgramHeadLoadsWithoutOne) {
   EXPECT_EQ(loaded->settings_json().at("head_layers"), 0);
   EXPECT_EQ(loaded->settings_json().at("input_clip"), 0);
   EXPECT_EQ(loaded->predict_features(test.programs), m->predict_features(test.programs));
+  std::remove(path.c_str());
+}
+
+// Records of two machines and one that names none.
+std::vector<TrainingRecord> records_from_machines(const MachineKind& a, const MachineKind& b) {
+  auto task = std::make_shared<const Task>(
+      Task::make("matmul", {{"M", 16}, {"N", 16}, {"K", 16}}, Target::parse("cpu -threads=1")));
+  auto states = random_matmul_states(task->dag, 16, 16, 16, 4, 1);
+  return {{task, states[0], 1e-3, a}, {task, states[1], 2e-3, a}, {task, states[2], 1e-3, b},
+          {task, states[3], 1e-3, MachineKind{}}};
+}
+
+TEST(Models, ASavedModelSaysWhichMachinesItWasTrainedOn) {
+  const MachineKind a{"CPU A", "avx512", 2, ""}, b{"CPU B", "avx2", 8, ""};
+  auto m = make_cost_model("random");
+  m->update(records_from_machines(a, b));
+  std::string path = ::testing::TempDir() + "/loom_cm_trained_on.model";
+  m->save(path);
+  auto loaded = load_cost_model(path);
+  ASSERT_EQ(loaded->trained_on().size(), 3u);
+  EXPECT_EQ(loaded->trained_on()[0].machine, a);
+  EXPECT_EQ(loaded->trained_on()[0].programs, 2u);
+  EXPECT_EQ(loaded->trained_on()[1].machine, b);
+  EXPECT_FALSE(loaded->trained_on()[2].machine.known());
+  EXPECT_TRUE(loaded->trained_on_kind_of({"CPU A", "avx512", 32, ""})) << "the core count aside";
+  EXPECT_FALSE(loaded->trained_on_kind_of({"CPU A", "avx2", 2, ""}));
+  EXPECT_FALSE(loaded->trained_on_kind_of({"CPU A", "avx512", 2, "NVIDIA H200"}));
+  std::remove(path.c_str());
+}
+
+TEST(Models, ASearchOnAnotherKindOfMachineIsWarnedOnce) {
+  const MachineKind a{"CPU A", "avx512", 2, ""}, b{"CPU B", "avx2", 8, ""};
+  auto m = make_cost_model("random");
+  m->update(records_from_machines(a, b));
+  EXPECT_EQ(trained_elsewhere_warning(*m, "x.model", a), "");
+  const std::string w = trained_elsewhere_warning(*m, "x.model", {"CPU C", "avx512", 2, ""});
+  EXPECT_EQ(w.find('\n'), std::string::npos) << w;
+  EXPECT_NE(w.find("x.model was trained on programs timed on CPU A (avx512, 2 cores) (2 programs), CPU B (avx2, 8 "
+                   "cores) (1 programs), machines the records do not name (1 programs); this machine is CPU C"),
+            std::string::npos)
+      << w;
+}
+
+TEST(Models, AFileThatDoesNotSayWhereItWasTrainedLoadsAndIsWarnedAbout) {
+  auto m = make_cost_model("random");
+  m->update(records_from_machines({"CPU A", "avx512", 2, ""}, {"CPU B", "avx2", 8, ""}));
+  std::string path = ::testing::TempDir() + "/loom_cm_no_trained_on.model";
+  m->save(path);
+  edit_saved_header(path, [](nlohmann::json& h) { h.erase("trained_on"); });
+  auto loaded = load_cost_model(path);
+  EXPECT_TRUE(loaded->trained_on().empty());
+  EXPECT_NE(trained_elsewhere_warning(*loaded, path, {"CPU A", "avx512", 2, ""}).find("does not say which machine"),
+            std::string::npos);
+  edit_saved_header(path, [](nlohmann::json& h) { h["trained_on"] = nlohmann::json::array({{{"machine", 3}, {"programs", 1}}}); });
+  EXPECT_EQ(load_error(path), path + ": trained_on[0].machine: expected an object");
   std::remove(path.c_str());
 }
 

@@ -55,6 +55,29 @@ TEST(TrainingData, RepeatsOfAProgramAcrossLogsArePooledIntoOneProgram) {
   std::filesystem::remove(b);
 }
 
+TEST(TrainingData, AProgramTimedOnTwoKindsOfMachineIsTwoProgramsInTwoRankingGroups) {
+  Task task = Task::make("matmul", {{"M", 8}, {"N", 8}, {"K", 8}}, Target::parse("cpu -threads=1"));
+  const nlohmann::json plain = nlohmann::json::array();
+  MeasureRecord here = record(task, plain, {1.0}), there = record(task, plain, {4.0});
+  here.result.machine = {"CPU A", "avx512", 2, ""};
+  there.result.machine = {"CPU B", "avx2", 2, ""};
+  std::string a = temp_log("machines");
+  {
+    RecordLog log(a);
+    log.append({here, there});
+  }
+  RecordLoadStats st;
+  auto programs = read_training_records({a}, &st);
+  ASSERT_EQ(programs.size(), 2u) << "timings of different machines are not pooled";
+  EXPECT_EQ(st.merged, 0u);
+  EXPECT_EQ(programs[0].machine, here.result.machine);
+  EXPECT_EQ(programs[1].machine, there.result.machine);
+  FeatureDataset d = make_feature_dataset(programs);
+  EXPECT_NE(d.groups[0], d.groups[1]);
+  EXPECT_EQ(d.normalized_throughput(), (std::vector<float>{1.0f, 1.0f})) << "each the best of its own group";
+  std::filesystem::remove(a);
+}
+
 TEST(TrainingData, AProgramKeepsItsValidationSideWhenRecordsAreAppended) {
   std::vector<size_t> first(200), grown(1000);
   for (size_t i = 0; i < first.size(); ++i) first[i] = i;

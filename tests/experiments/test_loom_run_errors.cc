@@ -1,11 +1,13 @@
 // `loom run` on bad input: a one-line error naming the offending field, exit
-// code 2, no crash. And `loom costmodel`'s per-program predictions file.
+// code 2, no crash. And `loom costmodel`'s per-program predictions file and
+// transfer evaluation, and the warning about a model trained elsewhere.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "tests/experiments/loom_cli.h"
 
@@ -192,6 +194,59 @@ TEST(LoomCostmodel, PredictionsListEveryHeldOutProgramWithLabelAndScore) {
     EXPECT_NE(line.find("\"[[\""), std::string::npos) << line;  // the steps, CSV-quoted JSON
   }
   EXPECT_EQ(rows, 6);  // half of the 12 programs held out
+}
+
+// A pretrained model trained on programs timed elsewhere is used, with a
+// one-line warning naming both machines; on a machine of its kind, silently.
+TEST(LoomTune, APretrainedModelFromAnotherKindOfMachineIsWarnedAbout) {
+  std::string log = write_file("elsewhere.jsonl", ""), model = write_file("elsewhere.model", ""),
+              tune_log = write_file("elsewhere_tune.jsonl", "");
+  std::filesystem::remove(log);
+  setenv("LOOM_TEST_MACHINE_CPU", "Elsewhere CPU", 1);
+  Result c = run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 6 --log " + log);
+  Result t = run_loom("costmodel train " + log + " --model random --out " + model);
+  unsetenv("LOOM_TEST_MACHINE_CPU");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  std::string cfg = write_file("elsewhere.json", R"({"tasks": [{"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16}}],
+      "search": {"num_trials": 2}, "cost_model": {"kind": "random", "pretrained": ")" + model +
+                                                     R"("}, "outputs": {"log": ")" + tune_log + R"("}})");
+  std::filesystem::remove(tune_log);
+  Result here = run_loom("tune " + cfg);
+  EXPECT_EQ(here.exit_code, 0) << here.output;
+  const size_t at = here.output.find("warning: cost model " + model + " was trained on programs timed on Elsewhere CPU (");
+  ASSERT_NE(at, std::string::npos) << here.output;
+  const std::string line = here.output.substr(at, here.output.find('\n', at) - at);
+  EXPECT_NE(line.find("(6 programs); this machine is "), std::string::npos) << line;
+  setenv("LOOM_TEST_MACHINE_CPU", "Elsewhere CPU", 1);
+  std::filesystem::remove(tune_log);
+  Result there = run_loom("tune " + cfg);
+  unsetenv("LOOM_TEST_MACHINE_CPU");
+  EXPECT_EQ(there.exit_code, 0) << there.output;
+  EXPECT_EQ(there.output.find("warning: cost model"), std::string::npos) << there.output;
+}
+
+// `loom costmodel transfer`: each task shape held out once, a table row each.
+TEST(LoomCostmodel, TransferHoldsOutEachTaskShapeOnce) {
+  std::string a = write_file("transfer_a.jsonl", ""), b = write_file("transfer_b.jsonl", ""),
+              table = write_file("transfer.md", "");
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
+  ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 6 --log " + a).exit_code, 0);
+  ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":8,\"N\":32,\"K\":16}' --n 6 --log " + b).exit_code, 0);
+  Result r = run_loom("costmodel transfer " + a + " " + b + " --model random --table " + table);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("overall (2 folds over 2 tasks)"), std::string::npos) << r.output;
+  std::ifstream in(table);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("| matmul K=16 M=16 N=16 (cpu -threads=1) on "), std::string::npos) << text;
+  EXPECT_NE(text.find("| matmul K=16 M=8 N=32 (cpu -threads=1) on "), std::string::npos) << text;
+  Result one = run_loom("costmodel transfer " + a + " --model random");
+  EXPECT_EQ(one.exit_code, 2) << one.output;
+  EXPECT_NE(one.output.find("the records hold 1 task shape (matmul float32 "), std::string::npos) << one.output;
+  Result out = run_loom("costmodel transfer " + a + " " + b + " --out x.model");
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("unknown option --out"), std::string::npos) << out.output;
 }
 
 }  // namespace

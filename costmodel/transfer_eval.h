@@ -1,0 +1,60 @@
+// How well a cost model ranks programs of tasks (or machines) it was never
+// trained on: grouped cross-validation over record logs.
+//
+// Records are dealt into folds by a unit — a task's shape (workload, dtype
+// and parameters: a shape's thread counts and constant-weight variants are
+// held out together, so no variant of it is seen in training) or the
+// machine kind that timed them. For each fold a fresh model is trained on
+// every other fold's records and ranks the fold's programs; every unit is
+// held out exactly once. `folds` = 0 makes one fold per unit: leave one task
+// (or one machine) out.
+//
+// Metrics are those of metrics.h, within each ranking group (a task on one
+// machine), over the programs with a valid measurement; failed ones train as
+// the slowest (label 0), as in online training.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/cost_model.h"
+#include "costmodel/metrics.h"
+
+namespace loom {
+
+enum class TransferUnit { kTask, kMachine };
+
+struct TransferOptions {
+  std::string model = "mlp";
+  nlohmann::json settings = nlohmann::json::object();
+  TransferUnit unit = TransferUnit::kTask;
+  int folds = 0;      // 0 = one per unit
+  uint64_t seed = 0;  // deals the units to folds
+  int k = 10;         // top-k of the metrics
+  FeatureOptions features;
+};
+
+struct HeldOutGroup {
+  std::string name;  // the task's description (+ " on MACHINE" when the records name one)
+  int fold = 0;
+  RankingMetrics metrics;
+};
+
+struct TransferReport {
+  int folds = 0, units = 0;
+  std::vector<HeldOutGroup> groups;  // in fold order
+  RankingMetrics overall;            // over every held-out group (pairs pooled)
+  double mean_pairwise = 0, min_pairwise = 0;  // over the groups
+  std::string min_group;                       // the group of min_pairwise
+  nlohmann::json to_json() const;
+};
+
+// Throws LoomError when there are fewer than two units (nothing to hold out
+// against) or the model settings are bad. `progress` gets one line per fold.
+TransferReport evaluate_transfer(const std::vector<TrainingRecord>& records, const TransferOptions& options,
+                                 const std::function<void(const std::string&)>& progress = {});
+
+}  // namespace loom

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The cost model's pretraining data, collected on this machine, and the
+# model trained from it:
+#   1. random programs: for every task of the CONFIGS (their workloads,
+#      shapes and constant weights), ROUNDS rounds of N_RANDOM programs drawn
+#      by the sketch sampler (round r of task t: seed 1000 t + r) and
+#      measured (`loom costmodel collect`) into
+#      OUT/random/<config>.<task>.<round>.jsonl; complete logs are kept, so a
+#      rerun (or one with more ROUNDS) collects only what is missing; the
+#      rounds go over all tasks in turn, so a budget cut leaves every task
+#      with as many rounds as the others, or one fewer;
+#   2. search-chosen programs: SEARCH_TRIALS trials per task of a search of
+#      each config (`loom tune`, the MLP learning from scratch, the config's
+#      measurement settings), logged to OUT/search/<config>.jsonl (a rerun
+#      resumes it);
+#   3. collection stops starting new work once BUDGET_S seconds have passed
+#      (what is collected is kept; rerun to go on). Every record names this
+#      machine (result.machine);
+#   4. trains the MLP on everything collected (max_train_seconds
+#      TRAIN_S) into OUT/pretrained.model (its header lists the machines its
+#      programs were timed on), and reports how well models rank programs of
+#      tasks they never saw: `loom costmodel transfer`, each task shape held
+#      out once (FOLDS folds), on the random and on the search-chosen
+#      programs, into OUT/transfer_{random,search}.md, and on held-out
+#      records of seen tasks (OUT/seen.txt).
+#
+# Usage: scripts/costmodel_pretrain.sh [CONFIG...]
+#   (default configs: experiments/configs/suite.json and shape_sweep.json,
+#    46 task shapes; env: BUILD=build OUT=$BUILD/costmodel_pretrain
+#    N_RANDOM=64 ROUNDS=4 SEARCH_TRIALS=128 BUDGET_S=7200 TRAIN_S=1500 FOLDS=10
+#    MODEL=mlp; SEARCH_TRIALS=0 skips the searches, TRAIN_S=0 the training
+#    and the evaluation)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=${BUILD:-build}
+OUT=${OUT:-$BUILD/costmodel_pretrain}
+N_RANDOM=${N_RANDOM:-64}
+ROUNDS=${ROUNDS:-4}
+SEARCH_TRIALS=${SEARCH_TRIALS:-128}
+BUDGET_S=${BUDGET_S:-7200}
+TRAIN_S=${TRAIN_S:-1500}
+FOLDS=${FOLDS:-10}
+MODEL=${MODEL:-mlp}
+LOOM=$BUILD/loom
+[ -x "$LOOM" ] || { echo "costmodel_pretrain: $LOOM not built" >&2; exit 2; }
+command -v jq > /dev/null || { echo "costmodel_pretrain: needs jq" >&2; exit 2; }
+configs=("$@")
+[ ${#configs[@]} -gt 0 ] || configs=(experiments/configs/suite.json experiments/configs/shape_sweep.json)
+mkdir -p "$OUT/random" "$OUT/search"
+start=$(date +%s)
+over_budget() { [ $(( $(date +%s) - start )) -ge "$BUDGET_S" ]; }
+lines() { [ -f "$1" ] && grep -c . "$1" || echo 0; }
+
+# 1. Random programs.
+for ((round = 1; round <= ROUNDS; ++round)); do
+  t=0
+  for cfg in "${configs[@]}"; do
+    name=$(basename "$cfg" .json)
+    target=$(jq -r '.target // "cpu -threads=1"' "$cfg")
+    count=$(jq '.tasks | length' "$cfg")
+    for ((i = 0; i < count; ++i, ++t)); do
+      log="$OUT/random/$name.$i.$round.jsonl"
+      [ "$(lines "$log")" -ge "$N_RANDOM" ] && continue
+      if over_budget; then echo "== budget of $BUDGET_S s spent: stopping collection"; break 3; fi
+      rm -f "$log"
+      workload=$(jq -r ".tasks[$i].workload" "$cfg")
+      params=$(jq -c ".tasks[$i].params // {}" "$cfg")
+      constants=$(jq -r "(.tasks[$i].constants // []) | join(\",\")" "$cfg")
+      echo "== round $round, $name task $i: $N_RANDOM random programs of $workload $params"
+      "$LOOM" costmodel collect "$workload" --params "$params" ${constants:+--constants "$constants"} \
+        --target "$target" --n "$N_RANDOM" --log "$log" --seed $((1000 * t + round)) | tail -1
+    done
+  done
+done
+
+# 2. Search-chosen programs.
+if [ "$SEARCH_TRIALS" -gt 0 ]; then
+  for cfg in "${configs[@]}"; do
+    if over_budget; then echo "== budget of $BUDGET_S s spent: no search of $cfg"; break; fi
+    name=$(basename "$cfg" .json)
+    count=$(jq '.tasks | length' "$cfg")
+    search_cfg="$OUT/search/$name.json"
+    # Absolute task paths are not needed: tasks are inline. The log goes to OUT.
+    jq --arg log "$(realpath "$OUT")/search/$name.jsonl" --argjson trials $((SEARCH_TRIALS * count)) \
+      '.outputs = {"log": $log} | .search.num_trials = $trials | .search.task_scheduler = "round_robin"
+       | .cost_model = {"kind": "mlp"}' "$cfg" > "$search_cfg"
+    echo "== search: $SEARCH_TRIALS trials per task of $cfg"
+    "$LOOM" tune "$search_cfg" | grep -E '^(round|resumed|log)' | tail -3 || true
+  done
+fi
+echo "== collection: $(( $(date +%s) - start )) s on $(nproc) cores; $(cat "$OUT"/random/*.jsonl 2>/dev/null | grep -c .) random and $(cat "$OUT"/search/*.jsonl 2>/dev/null | grep -c .) search-chosen records"
+
+[ "$TRAIN_S" -gt 0 ] || exit 0
+random_logs=("$OUT"/random/*.jsonl)
+search_logs=()
+for f in "$OUT"/search/*.jsonl; do [ -f "$f" ] && search_logs+=("$f"); done
+settings="{\"max_train_seconds\":$TRAIN_S}"
+
+# 4. The model, then how it transfers.
+echo "== training $MODEL on every collected program"
+"$LOOM" costmodel train "${random_logs[@]}" "${search_logs[@]}" --model "$MODEL" --settings "$settings" \
+  --out "$OUT/pretrained.model" --split none | grep -E '^(records|train|trained|saved)'
+echo "== seen tasks: held-out records (20%)"
+"$LOOM" costmodel train "${random_logs[@]}" "${search_logs[@]}" --model "$MODEL" --settings "$settings" \
+  --out "$OUT/seen.model" --split record --test-fraction 0.2 > "$OUT/seen.txt"
+grep -A1 'held-out records' "$OUT/seen.txt" | tail -1
+fold_settings="{\"max_train_seconds\":$(( TRAIN_S / FOLDS > 60 ? TRAIN_S / FOLDS : 60 ))}"
+echo "== unseen tasks, random programs: $FOLDS folds"
+"$LOOM" costmodel transfer "${random_logs[@]}" --model "$MODEL" --settings "$fold_settings" --folds "$FOLDS" \
+  --table "$OUT/transfer_random.md" | grep -E '^(overall|  per task)'
+if [ ${#search_logs[@]} -gt 0 ]; then
+  echo "== unseen tasks, search-chosen programs: $FOLDS folds"
+  "$LOOM" costmodel transfer "${search_logs[@]}" --model "$MODEL" --settings "$fold_settings" --folds "$FOLDS" \
+    --table "$OUT/transfer_search.md" | grep -E '^(overall|  per task)'
+fi
+echo "model: $OUT/pretrained.model"
