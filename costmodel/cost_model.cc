@@ -32,9 +32,12 @@ std::vector<float> FeatureDataset::normalized_throughput() const {
   return y;
 }
 
-std::string ranking_group(const TrainingRecord& r) {
-  std::string key = r.task ? r.task->key() : "";
-  return r.machine.known() ? key + "\n" + r.machine.name() : key;
+std::string machine_label(const MachineKind& m) {
+  return m.known() ? m.name() : "machines the records do not name";
+}
+
+std::string ranking_group(const std::string& task_key, const MachineKind& machine) {
+  return machine.known() ? task_key + "\n" + machine.name() : task_key;
 }
 
 // ---- CostModel -----------------------------------------------------------------
@@ -49,18 +52,18 @@ void CostModel::update(const std::vector<TrainingRecord>& records) {
     data_.programs.push_back(std::move(feats[i]));
     data_.costs.push_back(records[i].cost_s);
     data_.groups.push_back(data_.group_of(ranking_group(records[i])));
-    add_trained_on(records[i].machine, 1);
+    add_trained_on(records[i].machine);
   }
   fit(data_.programs, data_.normalized_throughput(), data_.groups);
 }
 
-void CostModel::add_trained_on(const MachineKind& m, size_t n) {
+void CostModel::add_trained_on(const MachineKind& m) {
   for (auto& t : trained_on_)
     if (t.machine == m) {
-      t.programs += n;
+      ++t.programs;
       return;
     }
-  trained_on_.push_back({m, n});
+  trained_on_.push_back({m, 1});
 }
 
 bool CostModel::trained_on_kind_of(const MachineKind& m) const {
@@ -186,8 +189,7 @@ std::string trained_elsewhere_warning(const CostModel& model, const std::string&
                              "for it)";
   std::string where;
   for (const auto& t : model.trained_on())
-    where += (where.empty() ? "" : ", ") + (t.machine.known() ? t.machine.name() : "machines the records do not name") +
-             " (" + std::to_string(t.programs) + " programs)";
+    where += (where.empty() ? "" : ", ") + machine_label(t.machine) + " (" + std::to_string(t.programs) + " programs)";
   if (where.empty()) return "cost model " + file + " does not say which machine its training programs were timed on" + advice;
   return "cost model " + file + " was trained on programs timed on " + where + advice;
 }

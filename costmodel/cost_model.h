@@ -44,7 +44,10 @@ struct TrainingRecord {
 
 // The group a record's cost ranks in: its task on its machine (timings
 // compare only within one task on one kind of machine).
-std::string ranking_group(const TrainingRecord& r);
+std::string ranking_group(const std::string& task_key, const MachineKind& machine);
+inline std::string ranking_group(const TrainingRecord& r) {
+  return ranking_group(r.task ? r.task->key() : "", r.machine);
+}
 
 // The machine kinds of a model's training programs and how many came from
 // each (an unknown kind: records written before records named their machine).
@@ -52,6 +55,8 @@ struct TrainedOn {
   MachineKind machine;
   size_t programs = 0;
 };
+// A machine's name, or "machines the records do not name" for an unknown one.
+std::string machine_label(const MachineKind& m);
 
 // Training data as features: programs, their costs and task group ids.
 struct FeatureDataset {
@@ -105,9 +110,6 @@ class CostModel {
   // same CPU model, vector ISA and GPU; the core count aside: a ranking does
   // not change with how many cores the machine lends).
   bool trained_on_kind_of(const MachineKind& m) const;
-  // Counts `n` training programs timed on `m` (fit on features bypasses
-  // `update`: tools that do so say where their programs came from).
-  void add_trained_on(const MachineKind& m, size_t n);
   const FeatureDataset& training_data() const { return data_; }
   FeatureOptions& feature_options() { return feature_options_; }
 
@@ -118,6 +120,7 @@ class CostModel {
 
  private:
   nlohmann::json trained_on_json() const;
+  void add_trained_on(const MachineKind& m);  // one more training program timed on `m`
 
   FeatureDataset data_;
   FeatureOptions feature_options_;

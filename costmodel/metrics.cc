@@ -118,6 +118,17 @@ std::string RankingMetrics::to_string() const {
   return buf;
 }
 
+nlohmann::json RankingMetrics::to_json() const {
+  return {{"pairwise_accuracy", pairwise_accuracy},
+          {"top1_recall", top1_recall},
+          {"topk_recall", topk_recall},
+          {"topk_score", topk_score},
+          {"spearman", spearman},
+          {"k", k},
+          {"programs", num_programs},
+          {"tasks", num_tasks}};
+}
+
 void split_indices(size_t n, double valid_fraction, uint64_t seed, std::vector<size_t>* train,
                    std::vector<size_t>* valid) {
   std::vector<size_t> idx(n);

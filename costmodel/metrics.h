@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace loom {
 
 struct RankingMetrics {
@@ -18,6 +20,9 @@ struct RankingMetrics {
   int k = 10;
   size_t num_programs = 0, num_tasks = 0, num_pairs = 0;
   std::string to_string() const;
+  // {"pairwise_accuracy", "top1_recall", "topk_recall", "topk_score",
+  //  "spearman", "k", "programs", "tasks"}
+  nlohmann::json to_json() const;
 };
 
 // labels: higher = better (e.g. normalized throughput); programs with a

@@ -30,11 +30,10 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
     for (auto& rec : records) {
       std::string key = rec.task.key();
       ++st.records;
-      // The same program measured again (another log, a re-collection):
-      // one program whose cost pools all its timings.
-      // Timings pool only on one kind of machine.
+      // The same program measured again (another log, a re-collection) on
+      // the same kind of machine: one program whose cost pools all its timings.
       auto [where, fresh] =
-          program_at.emplace(key + "\n" + rec.result.machine.name() + "\n" + rec.steps.dump(), out.size());
+          program_at.emplace(ranking_group(key, rec.result.machine) + "\n" + rec.steps.dump(), out.size());
       if (!fresh) {
         ++st.merged;
         if (rec.result.ok()) timings[where->second].insert(timings[where->second].end(),

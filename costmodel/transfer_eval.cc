@@ -14,7 +14,7 @@ namespace loom {
 namespace {
 
 std::string unit_of(const TrainingRecord& r, TransferUnit unit) {
-  if (unit == TransferUnit::kMachine) return r.machine.known() ? r.machine.name() : "machines the records do not name";
+  if (unit == TransferUnit::kMachine) return machine_label(r.machine);
   if (!r.task) return "";
   return r.task->workload + " " + r.task->dtype + " " + r.task->params.dump();
 }
@@ -28,28 +28,20 @@ std::string group_name(const TrainingRecord& r) {
 
 nlohmann::json TransferReport::to_json() const {
   nlohmann::json g = nlohmann::json::array();
-  for (const auto& h : groups)
-    g.push_back({{"task", h.name},
-                 {"fold", h.fold},
-                 {"pairwise_accuracy", h.metrics.pairwise_accuracy},
-                 {"top1_recall", h.metrics.top1_recall},
-                 {"topk_recall", h.metrics.topk_recall},
-                 {"spearman", h.metrics.spearman},
-                 {"programs", h.metrics.num_programs}});
-  return {{"folds", folds},
-          {"units", units},
-          {"pairwise_accuracy", overall.pairwise_accuracy},
-          {"mean_pairwise_accuracy", mean_pairwise},
-          {"min_pairwise_accuracy", min_pairwise},
-          {"min_task", min_group},
-          {"top1_recall", overall.top1_recall},
-          {"topk_recall", overall.topk_recall},
-          {"topk_score", overall.topk_score},
-          {"spearman", overall.spearman},
-          {"k", overall.k},
-          {"programs", overall.num_programs},
-          {"tasks", overall.num_tasks},
-          {"held_out", g}};
+  for (const auto& h : groups) {
+    nlohmann::json m = h.metrics.to_json();
+    m["task"] = h.name;
+    m["fold"] = h.fold;
+    g.push_back(std::move(m));
+  }
+  nlohmann::json j = overall.to_json();
+  j["folds"] = folds;
+  j["units"] = units;
+  j["mean_pairwise_accuracy"] = mean_pairwise;
+  j["min_pairwise_accuracy"] = min_pairwise;
+  j["min_task"] = min_group;
+  j["held_out"] = std::move(g);
+  return j;
 }
 
 TransferReport evaluate_transfer(const std::vector<TrainingRecord>& records, const TransferOptions& o,

@@ -186,19 +186,12 @@ RankingMetrics evaluate(CostModel& m, const std::vector<TrainingRecord>& records
                   t.num_programs, name.c_str());
     }
   }
-  if (o.json)
-    std::printf("%s\n", nlohmann::json({{"model", m.name()},
-                                        {"split", o.split},
-                                        {"pairwise_accuracy", r.pairwise_accuracy},
-                                        {"top1_recall", r.top1_recall},
-                                        {"topk_recall", r.topk_recall},
-                                        {"topk_score", r.topk_score},
-                                        {"spearman", r.spearman},
-                                        {"k", r.k},
-                                        {"programs", r.num_programs},
-                                        {"tasks", r.num_tasks}})
-                            .dump()
-                            .c_str());
+  if (o.json) {
+    nlohmann::json j = r.to_json();
+    j["model"] = m.name();
+    j["split"] = o.split;
+    std::printf("%s\n", j.dump().c_str());
+  }
   return r;
 }
 
