@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Does the shipped (pretrained) cost model find good programs of tasks it
+# never saw in fewer trials? For each of six network tasks that are none of
+# the tasks it was trained on (suite.json and shape_sweep.json), a search of
+# TRIALS trials with each cost model:
+#   pretrained  the shipped MLP (experiments/models/suite_mlp.model), going on
+#               learning from the task's measurements (max_train_seconds 5,
+#               as a network config runs it)
+#   scratch     the MLP learning from the task's measurements alone
+#   xgb         XGBoost learning from the task's measurements alone
+# and SEEDS seeds each. For every run: the trials it took until its best
+# program ran within 95% of the best any run of that task found in TRIALS
+# trials (TRIALS + 1 when it never got there). OUT/table.md has the table.
+# Caches are flushed before every timed run, as when a network is tuned.
+#
+# The tasks (loom network tasks MODEL shows them all):
+#   ResNet-50 10     1x1 conv 128->512 at 28x28 + residual add + ReLU
+#   ResNet-50 14     3x3 conv stride 2, 256 channels, 28x28 -> 14x14, + ReLU
+#   MobileNet-V2 9   depthwise 3x3 stride 2, 144 channels, 56x56 -> 28x28, + ReLU6
+#   MobileNet-V2 20  1x1 conv 96->576 at 14x14 + ReLU6
+#   MobileNet-V2 21  depthwise 3x3, 576 channels at 14x14, + ReLU6
+#   BERT layer 7     dense 128x768x768 + bias + residual add
+#
+# Usage: scripts/costmodel_ablation.sh
+#   env: BUILD=build OUT=$BUILD/costmodel_ablation TRIALS=1000 SEEDS="1 2"
+#        THREADS=1 ARMS="pretrained scratch xgb"
+#   A run whose log holds TRIALS programs is not run again. About 3 minutes
+#   per run on 2 cores (6 tasks x 3 arms x 2 seeds: about 2 hours).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=$(realpath "${BUILD:-build}")
+OUT=$(realpath -m "${OUT:-$BUILD/costmodel_ablation}")
+TRIALS=${TRIALS:-1000}
+SEEDS=${SEEDS:-"1 2"}
+THREADS=${THREADS:-1}
+ARMS=${ARMS:-"pretrained scratch xgb"}
+TASKS="resnet50:10 resnet50:14 mobilenet_v2:9 mobilenet_v2:20 mobilenet_v2:21 bert_layer:7"
+LOOM=$BUILD/loom
+[ -x "$LOOM" ] || { echo "costmodel_ablation: $LOOM not built" >&2; exit 2; }
+mkdir -p "$OUT"
+
+for m in resnet50 mobilenet_v2 bert_layer; do
+  [ -f "$OUT/$m.onnx" ] || /usr/bin/python3 scripts/make_models.py "$OUT" --models "$m" > /dev/null 2>&1
+  [ -f "$OUT/$m.tasks.json" ] || "$LOOM" network tasks "$OUT/$m.onnx" --json > "$OUT/$m.tasks.json"
+done
+
+cost_model() {
+  case $1 in
+    pretrained) echo "{\"kind\": \"mlp\", \"pretrained\": \"$ROOT/experiments/models/suite_mlp.model\", \"options\": {\"max_train_seconds\": 5}}" ;;
+    scratch) echo '{"kind": "mlp"}' ;;
+    xgb) echo '{"kind": "xgb"}' ;;
+    *) echo "costmodel_ablation: unknown arm $1" >&2; exit 2 ;;
+  esac
+}
+
+for task in $TASKS; do
+  IFS=: read -r model index <<<"$task"
+  for seed in $SEEDS; do
+    for arm in $ARMS; do
+      name=${model}_${index}.${arm}.s$seed
+      log=$OUT/$name.jsonl
+      if [ -f "$log" ] && [ "$(grep -c . "$log")" -ge "$TRIALS" ]; then continue; fi
+      /usr/bin/python3 - "$OUT/$model.tasks.json" "$index" "$THREADS" "$TRIALS" "$seed" "$(cost_model "$arm")" \
+        "$name.jsonl" > "$OUT/$name.json" <<'EOF'
+import json, sys
+tasks, index, threads, trials, seed, cost_model, log = sys.argv[1:]
+task = json.load(open(tasks))[int(index)]
+print(json.dumps({"target": "cpu -threads=%s" % threads,
+                  "tasks": [{"workload": task["workload"], "params": task["params"]}],
+                  "search": {"num_trials": int(trials), "seed": int(seed)},
+                  "cost_model": json.loads(cost_model),
+                  "measure": {"flush_cache": True},
+                  "baselines": [], "outputs": {"log": log}}, indent=1))
+EOF
+      echo "costmodel_ablation: $name ($(date -u +%H:%M))"
+      "$LOOM" tune "$OUT/$name.json" > "$OUT/$name.tune.txt" 2>&1 || { tail -3 "$OUT/$name.tune.txt"; exit 1; }
+    done
+  done
+done
+
+/usr/bin/python3 - "$OUT" "$TRIALS" "$TASKS" "$ARMS" "$SEEDS" > "$OUT/table.md" <<'EOF'
+import json, os, statistics, sys
+out, trials, tasks, arms, seeds = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].split()
+
+def curve(path):
+    """Best median cost after each new program (re-measurements are not trials)."""
+    best, seen, c = float("inf"), set(), []
+    for line in open(path):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        key = json.dumps(r["steps"])
+        if key in seen:
+            continue
+        seen.add(key)
+        res = r["result"]
+        if res["error"] == "none" and res["costs_s"]:
+            best = min(best, sorted(res["costs_s"])[len(res["costs_s"]) // 2])
+        c.append(best)
+        if len(c) == trials:
+            break
+    return c
+
+print("| task | best of all runs, %d trials each (ms) | " % trials
+      + " | ".join("%s: trials to 95%% (each seed)" % a for a in arms) + " |")
+print("|---|---|" + "---|" * len(arms))
+means = {a: [] for a in arms}
+for task in tasks:
+    name = task.replace(":", "_")
+    curves = {(a, s): curve(os.path.join(out, "%s.%s.s%s.jsonl" % (name, a, s))) for a in arms for s in seeds}
+    best = min(c[-1] for c in curves.values())
+    row = []
+    for a in arms:
+        reach = []
+        for s in seeds:
+            c = curves[(a, s)]
+            reach.append(next((i + 1 for i, v in enumerate(c) if v <= best / 0.95), trials + 1))
+        means[a].append(statistics.mean(reach))
+        row.append("%.0f (%s)" % (statistics.mean(reach), ", ".join(map(str, reach))))
+    print("| %s | %.4f | %s |" % (task, best * 1e3, " | ".join(row)))
+print("| **mean** | | " + " | ".join("**%.0f**" % statistics.mean(means[a]) for a in arms) + " |")
+EOF
+cat "$OUT/table.md"
