@@ -80,28 +80,13 @@ EOF
 done
 
 /usr/bin/python3 - "$OUT" "$TRIALS" "$TASKS" "$ARMS" "$SEEDS" > "$OUT/table.md" <<'EOF'
-import json, os, statistics, sys
+import os, statistics, sys
+sys.path.insert(0, "scripts")
+from tuning_curve_table import best_costs
 out, trials, tasks, arms, seeds = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].split()
 
 def curve(path):
-    """Best median cost after each new program (re-measurements are not trials)."""
-    best, seen, c = float("inf"), set(), []
-    for line in open(path):
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        key = json.dumps(r["steps"])
-        if key in seen:
-            continue
-        seen.add(key)
-        res = r["result"]
-        if res["error"] == "none" and res["costs_s"]:
-            best = min(best, sorted(res["costs_s"])[len(res["costs_s"]) // 2])
-        c.append(best)
-        if len(c) == trials:
-            break
-    return c
+    return best_costs(path)[:trials]
 
 print("| task | best of all runs, %d trials each (ms) | " % trials
       + " | ".join("%s: trials to 95%% (each seed)" % a for a in arms) + " |")

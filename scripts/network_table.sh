@@ -26,17 +26,23 @@ ROWS=${ROWS:-"resnet50:1:10000 resnet50:2:5000 mobilenet_v2:1:4000 mobilenet_v2:
 MODEL_FILE=$ROOT/experiments/models/suite_mlp.model
 mkdir -p "$OUT"
 
-for row in $ROWS; do
-  IFS=: read -r model threads trials batch <<<"$row"
+# Sets model, threads, trials, batch, stem (the model files) and name (the
+# row's files) from a row.
+parse_row() {
+  IFS=: read -r model threads trials batch <<<"$1"
   batch=${batch:-1}
   stem=$model
   [ "$batch" = 1 ] || stem=${model}_b$batch
+  name=${stem}_${threads}t_${trials}
+}
+
+for row in $ROWS; do
+  parse_row "$row"
   if [ ! -f "$OUT/$stem.onnx" ]; then
     args=(--models "$model")
     [ "$batch" = 1 ] || args+=(--batch "$batch")
     /usr/bin/python3 scripts/make_models.py "$OUT" "${args[@]}"
   fi
-  name=${stem}_${threads}t_${trials}
   [ -f "$OUT/$name.run.txt" ] && { echo "network_table: $name done, skipped"; continue; }
   cat >"$OUT/$name.json" <<EOF
 {"network": "$stem.onnx", "batch": $batch, "target": "cpu -threads=$threads",
@@ -62,11 +68,7 @@ done
   echo "| model | batch | threads | trials | tuning time | estimate | Loom | PyTorch | Loom's speed / PyTorch's | max error (output scale) |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
   for row in $ROWS; do
-    IFS=: read -r model threads trials batch <<<"$row"
-    batch=${batch:-1}
-    stem=$model
-    [ "$batch" = 1 ] || stem=${model}_b$batch
-    name=${stem}_${threads}t_${trials}
+    parse_row "$row"
     [ -f "$OUT/$name.run.txt" ] || continue
     total=$(grep 'weighted total latency' "$OUT/$name.tune.txt" | tail -1)
     estimate=$(sed -E 's/.*latency: ([0-9.]+) ms.*/\1/' <<<"$total")

@@ -9,27 +9,33 @@ import sys
 CHECKPOINTS = [64, 200, 500, 1000]
 
 
-def curve(path, gflop):
-    best, out, n, seen = float("inf"), {}, 0, set()
+def best_costs(path):
+    """The best median cost (s) after each new program of a log, in log
+    order: a program measured again (the tuner's confirmation) is not a
+    trial, a line cut by a crash is skipped."""
+    best, seen, costs = float("inf"), set(), []
     with open(path) as f:
         for line in f:
             try:
                 r = json.loads(line)
             except ValueError:
-                continue  # a line cut by a crash
+                continue
             key = json.dumps(r["steps"])
             if key in seen:
-                continue  # a program measured again (the tuner's confirmation) is not a trial
+                continue
             seen.add(key)
-            n += 1
             res = r["result"]
             if res["error"] == "none" and res["costs_s"]:
-                c = sorted(res["costs_s"])[len(res["costs_s"]) // 2]
-                best = min(best, c)
-            for cp in CHECKPOINTS:
-                if n == cp:
-                    out[cp] = gflop / best if best < float("inf") else 0.0
-    return out, n
+                best = min(best, sorted(res["costs_s"])[len(res["costs_s"]) // 2])
+            costs.append(best)
+    return costs
+
+
+def curve(path, gflop):
+    costs = best_costs(path)
+    out = {cp: gflop / costs[cp - 1] if costs[cp - 1] < float("inf") else 0.0
+           for cp in CHECKPOINTS if cp <= len(costs)}
+    return out, len(costs)
 
 
 def main():
