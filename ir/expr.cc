@@ -132,7 +132,11 @@ Expr make_binary(ExprKind kind, Expr a, Expr b) {
   if (!a.defined() || !b.defined()) throw LoomError("binary expression with an undefined operand");
   if (kind != ExprKind::kAnd && kind != ExprKind::kOr) promote(a, b);
   auto n = new_node(kind, binary_result_type(kind, a, b));
-  n->args = {std::move(a), std::move(b)};
+  // Moved in, not copied from an initializer list: the simplifier makes
+  // binary nodes by the million and every copy is an atomic reference count.
+  n->args.reserve(2);
+  n->args.push_back(std::move(a));
+  n->args.push_back(std::move(b));
   return Expr(std::move(n));
 }
 
@@ -201,6 +205,7 @@ Expr with_args(const Expr& e, std::vector<Expr> args) {
   auto n = std::make_shared<ExprNode>(*e);
   n->args = std::move(args);
   n->cached_hash = 0;
+  n->simplified = false;
   return Expr(std::move(n));
 }
 

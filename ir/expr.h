@@ -67,6 +67,11 @@ struct ExprNode {
   // kLoad made by the DSL: the producing op (lets ComputeDAG find the graph).
   std::shared_ptr<const OpNode> producer;
   mutable size_t cached_hash = 0;
+  // Set by simplify() on the nodes it returns: simplify(e) of such a node is
+  // e itself (the simplifier depends only on the node and the extents of its
+  // vars), so re-simplifying an expression built from simplified parts walks
+  // only the new nodes. Any copy of a node that changes it clears the mark.
+  mutable bool simplified = false;
 };
 
 // ---- constructors ------------------------------------------------------

@@ -298,8 +298,16 @@ void collect_linear(const Expr& e, int64_t scale, Linear& l) {
   }
 }
 
+Expr simplify_node(const Expr& e);
+
 Expr simplify_rec(const Expr& e) {
-  if (e->args.empty()) return e;
+  if (e->args.empty() || __atomic_load_n(&e->simplified, __ATOMIC_RELAXED)) return e;
+  Expr r = simplify_node(e);
+  __atomic_store_n(&r->simplified, true, __ATOMIC_RELAXED);
+  return r;
+}
+
+Expr simplify_node(const Expr& e) {
   if (is_linear_node(e)) {
     Linear l;
     collect_linear(e, 1, l);

@@ -38,9 +38,11 @@ struct Fixture {
   }
 };
 
+// Never destroyed: freeing the XGBoost booster during static destruction,
+// after the allocator has begun tearing down, can spin forever.
 Fixture& fixture() {
-  static Fixture f;
-  return f;
+  static Fixture* f = new Fixture;
+  return *f;
 }
 
 void BM_Lower(benchmark::State& st) {

@@ -46,6 +46,8 @@ void CacheReadStep::apply(StateNode& n) const {
         auto node = std::make_shared<ExprNode>(*e);
         node->name = name;
         node->producer = nullptr;
+        node->cached_hash = 0;
+        node->simplified = false;
         return Expr(std::move(node));
       }
       return Expr();
