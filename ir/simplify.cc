@@ -159,17 +159,20 @@ Linear to_linear(const Expr& e) {
 }
 
 Expr from_linear(const Linear& l) {
+  // Handles are moved, never copied, where they can be: every copy of an
+  // Expr is an atomic reference count, and this runs for every index.
   Expr pos, neg;
   for (const auto& [atom, coeff] : l.terms) {
     int64_t a = coeff > 0 ? coeff : -coeff;
     Expr term = a == 1 ? atom : make_binary(ExprKind::kMul, atom, int_imm(a));
     Expr& acc = coeff > 0 ? pos : neg;
-    acc = acc.defined() ? make_binary(ExprKind::kAdd, acc, term) : term;
+    acc = acc.defined() ? make_binary(ExprKind::kAdd, std::move(acc), std::move(term)) : std::move(term);
   }
-  Expr r = pos.defined() ? pos : int_imm(0);
-  if (neg.defined()) r = pos.defined() ? make_binary(ExprKind::kSub, r, neg) : make_binary(ExprKind::kSub, int_imm(0), neg);
-  if (l.constant > 0) r = pos.defined() || neg.defined() ? make_binary(ExprKind::kAdd, r, int_imm(l.constant)) : int_imm(l.constant);
-  if (l.constant < 0) r = pos.defined() || neg.defined() ? make_binary(ExprKind::kSub, r, int_imm(-l.constant)) : int_imm(l.constant);
+  const bool any_term = pos.defined() || neg.defined();
+  Expr r = pos.defined() ? std::move(pos) : int_imm(0);
+  if (neg.defined()) r = make_binary(ExprKind::kSub, std::move(r), std::move(neg));
+  if (l.constant > 0) r = any_term ? make_binary(ExprKind::kAdd, std::move(r), int_imm(l.constant)) : int_imm(l.constant);
+  if (l.constant < 0) r = any_term ? make_binary(ExprKind::kSub, std::move(r), int_imm(-l.constant)) : int_imm(l.constant);
   return r;
 }
 
