@@ -201,11 +201,16 @@ Expr reduce(ReduceKind kind, Expr source, std::vector<Var> axes) {
   return Expr(std::move(n));
 }
 
-Expr with_args(const Expr& e, std::vector<Expr> args) {
+std::shared_ptr<ExprNode> copy_node(const Expr& e) {
   auto n = std::make_shared<ExprNode>(*e);
-  n->args = std::move(args);
   n->cached_hash = 0;
   n->simplified = false;
+  return n;
+}
+
+Expr with_args(const Expr& e, std::vector<Expr> args) {
+  auto n = copy_node(e);
+  n->args = std::move(args);
   return Expr(std::move(n));
 }
 

@@ -88,6 +88,9 @@ Expr load(const std::string& tensor, std::vector<Expr> indices,
           std::shared_ptr<const OpNode> producer = nullptr);
 Expr reduce(ReduceKind kind, Expr source, std::vector<Var> axes);
 Expr with_args(const Expr& e, std::vector<Expr> args);  // same node, new operands
+// A mutable copy of a node to change, its cached hash and simplified mark
+// cleared (they describe the original).
+std::shared_ptr<ExprNode> copy_node(const Expr& e);
 
 // Operators build nodes and fold constants (full simplification: simplify.h).
 Expr operator+(Expr a, Expr b);

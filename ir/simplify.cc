@@ -301,15 +301,6 @@ void collect_linear(const Expr& e, int64_t scale, Linear& l) {
   }
 }
 
-Expr simplify_node(const Expr& e);
-
-Expr simplify_rec(const Expr& e) {
-  if (e->args.empty() || __atomic_load_n(&e->simplified, __ATOMIC_RELAXED)) return e;
-  Expr r = simplify_node(e);
-  __atomic_store_n(&r->simplified, true, __ATOMIC_RELAXED);
-  return r;
-}
-
 Expr simplify_node(const Expr& e) {
   if (is_linear_node(e)) {
     Linear l;
@@ -344,6 +335,13 @@ Expr simplify_node(const Expr& e) {
       return changed ? with_args(e, std::move(args)) : e;
     }
   }
+}
+
+Expr simplify_rec(const Expr& e) {
+  if (e->args.empty() || __atomic_load_n(&e->simplified, __ATOMIC_RELAXED)) return e;
+  Expr r = simplify_node(e);
+  __atomic_store_n(&r->simplified, true, __ATOMIC_RELAXED);
+  return r;
 }
 
 }  // namespace

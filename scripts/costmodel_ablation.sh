@@ -98,16 +98,16 @@ curves = {}
 for task in tasks:
     name = task.replace(":", "_")
     curves[task] = {(a, s): curve(os.path.join(out, "%s.%s.s%s.jsonl" % (name, a, s))) for a in arms for s in seeds}
-for label, target_of in (("the best of all runs", lambda cs: min(c[-1] for c in cs.values())),
-                         ("the median of all runs' final bests",
-                          lambda cs: statistics.median(c[-1] for c in cs.values()))):
+best = {task: min(c[-1] for c in cs.values()) for task, cs in curves.items()}
+median = {task: statistics.median(c[-1] for c in cs.values()) for task, cs in curves.items()}
+for label, targets in (("the best of all runs", best), ("the median of all runs' final bests", median)):
     print("Trials to 95%% of %s (%d trials per run; %d+1 = never):\n" % (label, trials, trials))
     print("| task | target (ms) | " + " | ".join("%s (each seed)" % a for a in arms) + " |")
     print("|---|---|" + "---|" * len(arms))
     means = {a: [] for a in arms}
     for task in tasks:
         cs = curves[task]
-        target = target_of(cs)
+        target = targets[task]
         row = []
         for a in arms:
             r = [reach(cs[(a, s)], target) for s in seeds]
@@ -121,10 +121,9 @@ print("|---|" + "---|" * len(arms))
 geo = {a: [] for a in arms}
 for task in tasks:
     cs = curves[task]
-    best = min(c[-1] for c in cs.values())
     row = []
     for a in arms:
-        f = statistics.mean(best / cs[(a, s)][-1] for s in seeds)
+        f = statistics.mean(best[task] / cs[(a, s)][-1] for s in seeds)
         geo[a].append(f)
         row.append("%.2f" % f)
     print("| %s | %s |" % (task, " | ".join(row)))

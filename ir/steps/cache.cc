@@ -43,11 +43,9 @@ void CacheReadStep::apply(StateNode& n) const {
     Stage& rs = n.stages[r];
     Expr body = mutate(rs.op->body, [&](const Expr& e) -> Expr {
       if (e->kind == ExprKind::kLoad && e->name == orig) {
-        auto node = std::make_shared<ExprNode>(*e);
+        auto node = copy_node(e);
         node->name = name;
         node->producer = nullptr;
-        node->cached_hash = 0;
-        node->simplified = false;
         return Expr(std::move(node));
       }
       return Expr();
