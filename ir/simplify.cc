@@ -219,6 +219,13 @@ Expr simplify_mod(const Expr& num, int64_t c) {
 }
 
 Expr simplify_compare(ExprKind k, const Expr& a, const Expr& b) {
+  // floor(x / c) < d  <=>  x < c * d, and likewise >=, for c > 0: the guard
+  // of a split fused loop bounds its outer dimension (h = f / W < H), which
+  // is a bound on the fused index itself, with no division.
+  int64_t divisor, bound;
+  if ((k == ExprKind::kLT || k == ExprKind::kGE) && a->kind == ExprKind::kDiv &&
+      is_const_int(a->args[1], &divisor) && divisor > 0 && is_const_int(b, &bound))
+    return simplify_compare(k, a->args[0], int_imm(divisor * bound));
   Linear l = to_linear(a);
   l.add(to_linear(b), -1);
   l.prune();

@@ -165,6 +165,11 @@ State State::layout_rewrite(int stage) const {
   s->stage = stage;
   return apply(s);
 }
+State State::fuse_dims(int stage, int dim) const {
+  auto s = make_step<FuseDimsStep>();
+  s->stage = stage; s->dim = dim;
+  return apply(s);
+}
 State State::cache_write(int stage, BufferScope scope) const {
   auto s = make_step<CacheWriteStep>();
   s->stage = stage; s->scope = scope;

@@ -123,6 +123,7 @@ class State {
   State storage_layout(int stage, std::vector<int> dims) const;
   State pragma(int stage, int iter, const std::string& pragma) const;
   State layout_rewrite(int stage) const;
+  State fuse_dims(int stage, int dim) const;
 
   nlohmann::json steps_json() const;
   // A canonical description of the schedule structure (for replay identity).

@@ -13,6 +13,7 @@ void register_cache_steps(std::map<std::string, StepFactory>& r);
 void register_rfactor_step(std::map<std::string, StepFactory>& r);
 void register_storage_layout_step(std::map<std::string, StepFactory>& r);
 void register_layout_rewrite_step(std::map<std::string, StepFactory>& r);
+void register_fuse_dims_step(std::map<std::string, StepFactory>& r);
 
 namespace {
 std::vector<std::string>& tag_order() {
@@ -31,6 +32,7 @@ const std::map<std::string, StepFactory>& registry() {
     register_rfactor_step(m);
     register_storage_layout_step(m);
     register_layout_rewrite_step(m);
+    register_fuse_dims_step(m);
     return m;
   }();
   return r;

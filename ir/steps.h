@@ -161,6 +161,21 @@ struct StorageLayoutStep : Step {
   int stage_id() const override { return stage; }
 };
 
+// ["FD", stage, dim]: dimensions dim and dim + 1 of an intermediate stage
+// become one, of their product extent (its body reads dim as f / inner and
+// dim + 1 as f % inner; its readers index it as outer * inner + inner).
+// A 56 x 56 feature map is then one axis of 3,136 = 196 x 16 that tiles
+// into whole vectors, where 56 leaves a half-empty one in four; the region
+// a fused consumer tile needs is then one range, not two whole rows.
+// Not for inputs or outputs, whose shape the task fixes.
+struct FuseDimsStep : Step {
+  int stage = 0, dim = 0;
+  const char* tag() const override { return "FD"; }
+  void apply(StateNode& n) const override;
+  nlohmann::json to_json() const override;
+  int stage_id() const override { return stage; }
+};
+
 // ["LR", stage]: the layout rewrite of a constant input. `stage` is a copy
 // of a constant input (a cache read, computed at root) and the only stage
 // that reads the input; it is then computed once outside the program and

@@ -139,6 +139,13 @@ bool is_output(const State& s, int stage) { return s.dag().is_output(s.stage(sta
 
 bool is_tiled(const Stage& st) { return !st.relations.empty(); }
 
+bool loops_untouched(const Stage& st) {
+  if (is_tiled(st) || !st.storage_order.empty()) return false;
+  for (size_t p = 0; p < st.leaves.size(); ++p)
+    if (st.leaves[p] != static_cast<int>(p) || st.iters[st.leaves[p]].annotation != IterAnnotation::kNone) return false;
+  return true;
+}
+
 bool needs_multi_level_tiling(const State& s, int stage) {
   const OpNode& op = *s.stage(stage).op;
   if (op.is_placeholder) return false;

@@ -21,6 +21,9 @@ bool has_reduce_iter(const Stage& st);
 bool is_output(const State& s, int stage);
 // The stage's loops were split/fused (it was tiled by a rule).
 bool is_tiled(const Stage& st);
+// The stage's loops are its axes in order, none split, fused, reordered or
+// annotated, and its buffer has no storage layout.
+bool loops_untouched(const Stage& st);
 
 // Computation with data reuse (matmul, conv): some input is read with
 // indices that miss a spatial axis of extent > 1 — two such inputs, or one

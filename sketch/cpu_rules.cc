@@ -12,11 +12,14 @@ std::vector<SketchRulePtr> cpu_sketch_rules() {
   // and nothing else; rfactor and cache-write add alternatives to plain
   // tiling; tiling-with-fusion must come before plain tiling (which always
   // ends the stage); skip is the fallback for stages no rule consumed.
-  // Loom adds two rules just before tiling-with-fusion, both branching a
+  // Loom adds three rules just before tiling-with-fusion, each branching a
   // stage that already has its fusible consumer (after cache-write made
-  // one), the branch derived again from the top of the list: the vector
-  // axis layout first (it decides the innermost axis), then input packing
-  // (which packs the inputs that innermost axis indexes). Before all of
+  // one): the contiguous-dimension fusion, whose branch is tiled at once
+  // (it needs the stage's loops untouched, so it comes first); then two
+  // whose branch is derived again from the top of the list: the vector
+  // axis layout (it decides the innermost axis), then input packing (which
+  // packs the inputs that innermost axis indexes; the fusion branches a
+  // packed stage too). Before all of
   // them but inlining, the layout rewrite of constant inputs: it replaces a
   // weight by its pre-transformed copy and derives the stage again, so the
   // later rules tile the stage as if it read the copy.
@@ -25,6 +28,7 @@ std::vector<SketchRulePtr> cpu_sketch_rules() {
   rules.push_back(make_rewrite_constant_layout_rule());
   rules.push_back(make_add_rfactor_rule());
   rules.push_back(make_add_cache_write_rule());
+  rules.push_back(make_fuse_contiguous_dims_rule());
   rules.push_back(make_vector_axis_layout_rule());
   rules.push_back(make_pack_reused_input_rule());
   rules.push_back(make_multi_level_tiling_with_fusion_rule());

@@ -42,6 +42,10 @@ struct SketchSettings {
   // replaces an innermost axis that does not as the vector loop, stored last
   // (sketch/rules/vector_axis_layout.cc; not an Ansor rule).
   bool vector_axis_layouts = true;
+  // CPU: also derive sketches in which a stage's last two dimensions are one
+  // when its innermost does not fill whole vectors and every address stays
+  // affine (sketch/rules/fuse_contiguous_dims.cc; not an Ansor rule).
+  bool fuse_contiguous_dims = true;
 };
 
 struct SketchTask {

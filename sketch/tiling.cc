@@ -91,4 +91,18 @@ State follow_tiling(const State& state, int stage, const std::vector<int>& split
   return is_identity(order) ? s : s.reorder(stage, order);
 }
 
+std::vector<State> tile_into_consumer(const State& s, int stage, int consumer) {
+  const std::string structure = "SSRSRS";
+  std::vector<int> split_steps;
+  State tiled = multi_level_tile(s, stage, structure, &split_steps);
+  const int n_space = static_cast<int>(split_steps.size());
+  std::vector<State> out;
+  for (int level : {1, 2}) {
+    if (structure[level - 1] != 'S' || n_space == 0) continue;
+    State fused = follow_tiling(tiled, consumer, split_steps, level);
+    out.push_back(fused.compute_at(stage, consumer, level * n_space - 1));
+  }
+  return out;
+}
+
 }  // namespace loom

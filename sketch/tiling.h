@@ -25,4 +25,9 @@ State multi_level_tile(const State& s, int stage, const std::string& structure,
 // rest. Loops are ordered by level; reduce loops (if any) stay innermost.
 State follow_tiling(const State& s, int stage, const std::vector<int>& split_steps, int level);
 
+// Tiling with fusion (CPU levels 1 and 2, as Ansor): `stage` tiled "SSRSRS",
+// `consumer` split to follow its outer `level` spatial levels and the stage
+// computed at the consumer's last loop of that level. One state per level.
+std::vector<State> tile_into_consumer(const State& s, int stage, int consumer);
+
 }  // namespace loom

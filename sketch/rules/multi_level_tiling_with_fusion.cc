@@ -26,18 +26,9 @@ class MultiLevelTilingWithFusionRule : public SketchRule {
   }
 
   std::vector<SketchState> apply(const SketchTask&, const State& s, int stage) const override {
-    const std::string structure = "SSRSRS";
-    const int consumer = single_elementwise_matched_consumer(s, stage);
-    std::vector<int> split_steps;
-    State tiled = multi_level_tile(s, stage, structure, &split_steps);
-    const int n_space = static_cast<int>(split_steps.size());
     std::vector<SketchState> out;
-    for (int level : {1, 2}) {
-      if (structure[level - 1] != 'S' || n_space == 0) continue;
-      State fused = follow_tiling(tiled, consumer, split_steps, level);
-      fused = fused.compute_at(stage, consumer, level * n_space - 1);
+    for (const State& fused : tile_into_consumer(s, stage, single_elementwise_matched_consumer(s, stage)))
       out.push_back({fused, stage - 1});
-    }
     return out;
   }
 };

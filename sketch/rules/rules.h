@@ -14,6 +14,7 @@ SketchRulePtr make_add_cache_write_rule();
 SketchRulePtr make_add_rfactor_rule();
 SketchRulePtr make_pack_reused_input_rule();
 SketchRulePtr make_vector_axis_layout_rule();
+SketchRulePtr make_fuse_contiguous_dims_rule();
 SketchRulePtr make_rewrite_constant_layout_rule();
 
 }  // namespace loom

@@ -24,13 +24,6 @@ namespace {
 
 using namespace sketch_analysis;
 
-bool loops_untouched(const Stage& st) {
-  if (is_tiled(st) || !st.storage_order.empty()) return false;
-  for (size_t p = 0; p < st.leaves.size(); ++p)
-    if (st.leaves[p] != static_cast<int>(p)) return false;
-  return true;
-}
-
 class VectorAxisLayoutRule : public SketchRule {
  public:
   std::string name() const override { return "vector_axis_layout"; }

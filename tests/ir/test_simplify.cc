@@ -87,5 +87,14 @@ TEST(Simplify, ASubstitutionIntoASimplifiedExpressionIsSimplifiedAfresh) {
   EXPECT_TRUE(structural_equal(t, i * 8)) << to_string(t);
 }
 
+TEST(Simplify, AComparisonOfAQuotientWithAConstantComparesTheDividend) {
+  Var f = make_var("f", 64);
+  // The guard of a fused 3 x 5 loop split by 4: f / 5 < 3 is f < 15.
+  Expr lt = simplify(make_binary(ExprKind::kLT, make_binary(ExprKind::kDiv, f, int_imm(5)), int_imm(3)));
+  EXPECT_TRUE(structural_equal(lt, make_binary(ExprKind::kLT, f, int_imm(15)))) << to_string(lt);
+  Expr ge = simplify(make_binary(ExprKind::kGE, make_binary(ExprKind::kDiv, f, int_imm(5)), int_imm(2)));
+  EXPECT_TRUE(structural_equal(ge, make_binary(ExprKind::kGE, f, int_imm(10)))) << to_string(ge);
+}
+
 }  // namespace
 }  // namespace loom

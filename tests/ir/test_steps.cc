@@ -253,6 +253,38 @@ TEST(StorageLayoutStep, IdentityIsNoLayout) {
   EXPECT_EQ(s.storage_layout(a, {1, 0}).stage(a).innermost_storage_dim(), 0);
 }
 
+std::shared_ptr<const ComputeDAG> small_pointwise_conv() {
+  return workload("conv2d", R"({"N":1,"C":3,"H":3,"W":5,"K":4,"R":1,"S":1,"stride":1,"pad":0})");
+}
+
+// A 1x1 conv's local accumulator with its 3 x 5 map as one dimension of 15,
+// tiled by 4 along it: each tile is one range of 4 pixels (crossing rows),
+// and no address divides by the width.
+TEST(FuseDimsStep, MakesTwoDimensionsOneThatTilesAcrossRows) {
+  State s = State::initial(small_pointwise_conv());
+  const int c = s.stage_index("conv");
+  s = s.cache_write(c, BufferScope::kLocal).fuse_dims(c, 2);  // conv_local[n, k, h * 5 + w]
+  EXPECT_EQ(s.stage(c).op->shape, (std::vector<int64_t>{1, 4, 15}));
+  s = s.fuse(c + 1, {2, 3}).split(c + 1, 2, {4}).compute_at(c, c + 1, 2);
+  LoweredFunc f = lower(s);
+  const Buffer* b = f.find_buffer("conv_local");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->shape, (std::vector<int64_t>{1, 1, 4})) << to_string(f);
+  EXPECT_EQ(to_string(f).find('%'), std::string::npos) << to_string(f);
+  EXPECT_EQ(to_string(f).find('/'), std::string::npos) << to_string(f);
+  EXPECT_EQ(check_with_c_backend(s), "");
+  expect_round_trip(s);
+}
+
+TEST(FuseDimsStep, ReadersIndexTheFusedDimension) {
+  State s = State::initial(small_pointwise_conv());
+  const int c = s.stage_index("conv");
+  s = s.cache_write(c, BufferScope::kLocal).fuse_dims(c, 1);  // conv_local[n, k * 3 + h, w]
+  EXPECT_EQ(s.stage(c).op->shape, (std::vector<int64_t>{1, 12, 5}));
+  EXPECT_NE(to_string(s.stage(c + 1).op->body).find("conv_local"), std::string::npos);
+  EXPECT_EQ(check_with_c_backend(s), "");
+}
+
 TEST(RfactorStep, FactorsSplitReduction) {
   auto dag = workload("matmul", R"({"M":2,"N":3,"K":37})");
   State s = State::initial(dag);
@@ -279,7 +311,7 @@ TEST(Replay, GivesIdenticalStateAndCode) {
 
 TEST(Registry, KnowsEveryStepKind) {
   auto tags = registered_step_tags();
-  for (const char* t : {"SP", "FSP", "FFSP", "FU", "RE", "AN", "PR", "CA", "CI", "CR", "CHR", "CHW", "RF", "SL"})
+  for (const char* t : {"SP", "FSP", "FFSP", "FU", "RE", "AN", "PR", "CA", "CI", "CR", "CHR", "CHW", "RF", "SL", "LR", "FD"})
     EXPECT_NE(std::find(tags.begin(), tags.end(), t), tags.end()) << t;
 }
 
@@ -312,6 +344,16 @@ TEST(InvalidStep, LayoutNotAPermutation) {
   State s = State::initial(small_matmul());
   s = s.cache_read(s.stage_index("A"), BufferScope::kLocal, {s.stage_index("C")});
   expect_invalid(s, R"(["SL",1,[1,1]])", "not a permutation");
+}
+TEST(InvalidStep, FuseDimsOfAnOutput) { expect_invalid(State::initial(small_matmul()), R"(["FD",2,0])", "output C"); }
+TEST(InvalidStep, FuseDimsOfAnInput) { expect_invalid(State::initial(small_matmul()), R"(["FD",0,0])", "input A"); }
+TEST(InvalidStep, FuseDimsPastTheLastDimension) {
+  State s = State::initial(small_matmul()).cache_write(2, BufferScope::kLocal);
+  expect_invalid(s, R"(["FD",2,1])", "needs dimensions 1 and 2");
+}
+TEST(InvalidStep, FuseDimsAfterASplit) {
+  State s = State::initial(small_matmul()).cache_write(2, BufferScope::kLocal).split(2, 0, {4});
+  expect_invalid(s, R"(["FD",2,0])", "must come before");
 }
 TEST(InvalidStep, ComputeAtNonAncestor) {
   auto dag = workload("softmax", R"({"M":4,"N":6})");

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "ir/step.h"
 #include "sketch/sketch_policy.h"
 #include "tests/sketch/sketch_test_util.h"
 #include "tests/support/schedule_check.h"
@@ -25,6 +26,7 @@ struct Case {
   int threads;
   int vector_width = 16;
   std::vector<std::string> constants = {};  // inputs marked constant: their layout is rewritten
+  bool fuses_dims = false;                  // some sampled state fuses a stage's last two dimensions
 };
 
 // gtest prints the parameter in test listings: the case name, not its bytes.
@@ -58,6 +60,14 @@ std::vector<Case> cases() {
   out.push_back({"depthwise_conv2d_constant_kernel", "depthwise_conv2d",
                  find_workload("depthwise_conv2d")->small_params, 1, 4, {"kernel"}});
   out.push_back({"matmul_prime_constant_B", "matmul", {{"M", 31}, {"N", 37}, {"K", 29}}, 4, 16, {"B"}});
+  // 1x1 convolutions whose 3 x 5 map (width 5: no whole vectors of 4) is
+  // also tiled as one dimension of 15 (fuse_contiguous_dims), into a
+  // cache-write stage and into a bias + ReLU consumer.
+  const nlohmann::json pointwise = {{"N", 1}, {"C", 3}, {"H", 3}, {"W", 5}, {"K", 4},
+                                    {"R", 1}, {"S", 1}, {"stride", 1}, {"pad", 0}};
+  out.push_back({"conv2d_pointwise", "conv2d", pointwise, 4, 4, {}, true});
+  out.push_back({"conv2d_bias_relu_pointwise_constant_kernel", "conv2d_bias_relu", pointwise, 1, 4,
+                 {"kernel", "bias"}, true});
   return out;
 }
 
@@ -99,7 +109,13 @@ TEST_P(SampledPrograms, MatchTheReference) {
       for (const Stage& st : s.stages()) rewritten += st.pretransformed;
     EXPECT_GT(rewritten, 0) << "no sampled state pre-transforms a constant";
   }
-  if (c.vector_width != 16 && c.constants.empty()) {
+  if (c.fuses_dims) {
+    int fused = 0;
+    for (const State& s : states)
+      for (const auto& step : s.steps()) fused += std::string(step->tag()) == "FD";
+    EXPECT_GT(fused, 0) << "no sampled state fuses dimensions";
+  }
+  if (c.vector_width != 16 && c.constants.empty() && !c.fuses_dims) {
     int with_layout = 0;
     for (const State& s : states)
       for (const Stage& st : s.stages()) with_layout += !st.storage_order.empty();

@@ -19,10 +19,12 @@ size_t count_sketches(const std::string& workload, const nlohmann::json& params,
   SketchTask task = sketch_task(workload, params, threads);
   task.settings.pack_reused_inputs = loom_rules;
   task.settings.vector_axis_layouts = loom_rules;
+  task.settings.fuse_contiguous_dims = loom_rules;
   return generate_sketches(task).size();
 }
 
-// Ansor's rule set: Loom's input packing and vector axis layouts off.
+// Ansor's rule set: Loom's input packing, vector axis layouts and
+// contiguous-dimension fusion off.
 size_t count_ansor_sketches(const std::string& workload, const nlohmann::json& params, int threads) {
   return count_sketches(workload, params, threads, false);
 }
@@ -80,6 +82,35 @@ TEST(SketchCount, EveryRegistryWorkloadWithDefaultParams) {
     EXPECT_EQ(count_sketches(w.name, nlohmann::json::object(), 1), it->second) << w.name;
   }
   EXPECT_EQ(expected.size(), workload_registry().size());
+}
+
+// The sketches whose cache-write stage has its last two dimensions fused
+// (an FD step), for a conv with the given kernel size and padding.
+int fused_dim_sketches(int64_t kernel, int64_t pad, int64_t width) {
+  SketchTask task = sketch_task("conv2d", {{"N", 1}, {"C", 64}, {"H", 56}, {"W", width}, {"K", 256},
+                                           {"R", kernel}, {"S", kernel}, {"stride", 1}, {"pad", pad}});
+  int n = 0;
+  for (const State& s : generate_sketches(task)) {
+    const int local = s.stage_index("conv_local");
+    if (local >= 0 && s.stage(local).op->shape.size() == 3) ++n;
+  }
+  return n;
+}
+
+TEST(SketchRules, PointwiseConvIsAlsoTiledWithItsFeatureMapAsOneDimension) {
+  // 56 columns: no whole vectors; 56 x 56 = 196 vectors. Fused with the
+  // copy-out at 2 levels.
+  EXPECT_EQ(fused_dim_sketches(1, 0, 56), 2);
+}
+
+TEST(SketchRules, PaddedConvKeepsItsRowsAndColumns) {
+  // The 3x3 conv reads a 58-wide padded input at h + ry: its address would
+  // divide by 56.
+  EXPECT_EQ(fused_dim_sketches(3, 1, 56), 0);
+}
+
+TEST(SketchRules, ConvWhoseRowsFillVectorsKeepsThem) {
+  EXPECT_EQ(fused_dim_sketches(1, 0, 64), 0);
 }
 
 TEST(SketchRules, MatmulSketchesAreTilingAndCacheWriteFusedAtTwoLevels) {
