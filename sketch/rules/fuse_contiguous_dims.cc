@@ -1,6 +1,7 @@
 // Fuse contiguous dimensions (CPU; Loom's addition to Ansor's rules): for a
 // stage that will be tiled into a fused consumer (a cache-write stage, conv
-// -> relu) whose innermost dimension does not fill whole vectors (a 56 x 56
+// -> relu, also through inlined element-wise stages such as a network's
+// bias and residual adds) whose innermost dimension does not fill whole vectors (a 56 x 56
 // feature map: 56 = 3 x 16 + 8, one vector in four half empty), add the
 // alternative in which its last two dimensions are one (an FD step: 3,136 =
 // 196 x 16) and the consumer's two loops are fused to match, both then tiled
@@ -72,37 +73,41 @@ bool addresses_affine_in(const State& s, const Expr& body, const Var& f, const s
 
 // The state with the stage's last two dimensions fused and the consumer's
 // two loops fused to match; an undefined state when that is not possible
-// or not affine.
+// or not affine. Between the stage and its consumer there may be
+// element-wise stages that will be inlined (a bias add, a residual add):
+// their addresses are checked as the consumer's.
 State fuse_last_dims(const SketchTask& task, const State& s, int stage, int consumer) {
   const Stage& st = s.stage(stage);
   const int rank = static_cast<int>(st.op->axes.size());
   // Rows that fill whole vectors gain nothing; nor does a single row.
   if (rank < 2 || st.op->shape[rank - 1] % task.vector_width == 0 || st.op->shape[rank - 2] == 1)
     return State();
-  const Stage& cs = s.stage(consumer);
-  if (!loops_untouched(st) || !loops_untouched(cs) || cs.op->axes.size() != st.op->axes.size())
-    return State();
-  // The consumer is the stage's only reader (no inlined stage between them).
-  for (const auto& other : s.stages()) {
-    if (other.op->is_placeholder || other.name() == cs.name()) continue;
-    bool reads = false;
-    visit(other.op->body, [&](const Expr& e) { reads |= e->kind == ExprKind::kLoad && e->name == st.name(); });
-    if (reads) return State();
+  if (!loops_untouched(st) || !loops_untouched(s.stage(consumer))) return State();
+  std::vector<int> chain;  // the stages that read the stage, then their reader, ... up to the consumer
+  for (int cur = stage; cur != consumer;) {
+    std::vector<int> next = direct_consumers(s, cur);
+    if (next.size() != 1 || chain.size() >= s.stages().size()) return State();
+    cur = next[0];
+    if (s.stage(cur).op->axes.size() != st.op->axes.size()) return State();
+    chain.push_back(cur);
   }
   if (!reads_only_inputs_or_copies(s, st.op->body)) return State();
   const int d = rank - 2;
   State fused = s.fuse_dims(stage, d);
   if (!addresses_affine_in(fused, fused.stage(stage).op->body, fused.stage(stage).op->axes[d], nullptr, {}))
     return State();
-  // The consumer's loops over the two dimensions, fused: its axes read as
-  // f / inner and f % inner.
-  const Stage& c = fused.stage(consumer);
-  const int64_t inner = c.op->shape[d + 1];
-  Var f = make_var("f", c.op->shape[d] * inner);
-  std::vector<std::pair<Var, Expr>> map = {{c.op->axes[d], f / Expr(inner)}, {c.op->axes[d + 1], f % Expr(inner)}};
-  std::vector<Expr> out_index;
-  for (const auto& a : c.op->axes) out_index.push_back(substitute(a, map));
-  if (!addresses_affine_in(fused, substitute(c.op->body, map), f, &c.op->shape, out_index)) return State();
+  // The consumer's loops over the two dimensions, fused: its axes (and
+  // those of the stages inlined into it) read as f / inner and f % inner.
+  const int64_t inner = st.op->shape[d + 1];
+  Var f = make_var("f", st.op->shape[d] * inner);
+  for (int c : chain) {
+    const OpNode& op = *fused.stage(c).op;
+    std::vector<std::pair<Var, Expr>> map = {{op.axes[d], f / Expr(inner)}, {op.axes[d + 1], f % Expr(inner)}};
+    std::vector<Expr> out_index;
+    for (const auto& a : op.axes) out_index.push_back(substitute(a, map));
+    if (!addresses_affine_in(fused, substitute(op.body, map), f, c == consumer ? &op.shape : nullptr, out_index))
+      return State();
+  }
   return fused.fuse(consumer, {d, d + 1});
 }
 

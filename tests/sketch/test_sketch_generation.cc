@@ -3,11 +3,14 @@
 // change that drops or adds a rule (or changes a condition) fails here.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "ir/lower.h"
 #include "ir/steps.h"
 #include "sketch/analysis.h"
 #include "sketch/sketch_policy.h"
 #include "tests/sketch/sketch_test_util.h"
+#include "tests/support/schedule_check.h"
 
 namespace loom {
 namespace {
@@ -111,6 +114,40 @@ TEST(SketchRules, PaddedConvKeepsItsRowsAndColumns) {
 
 TEST(SketchRules, ConvWhoseRowsFillVectorsKeepsThem) {
   EXPECT_EQ(fused_dim_sketches(1, 0, 64), 0);
+}
+
+TEST(SketchRules, PointwiseConvBeforeInlinedElementwiseStagesIsAlsoTiledOverItsPixels) {
+  // A network's conv + bias add + residual add + ReLU: the adds are inlined
+  // into the ReLU, the conv is fused into it with its 3 x 5 map as one
+  // dimension, and every such program computes what the reference does.
+  Tensor x = placeholder({1, 3, 3, 5}, "x"), w = placeholder({4, 3}, "w");
+  Tensor bias = placeholder({4}, "bias"), residual = placeholder({1, 4, 3, 5}, "residual");
+  Var c = reduce_axis(3, "c");
+  Tensor conv = compute({1, 4, 3, 5}, [&](Var n, Var k, Var h, Var v) { return sum(x(n, c, h, v) * w(k, c), {c}); }, "conv");
+  Tensor biased = compute({1, 4, 3, 5}, [&](Var n, Var k, Var h, Var v) { return conv(n, k, h, v) + bias(k); }, "biased");
+  Tensor added = compute({1, 4, 3, 5}, [&](Var n, Var k, Var h, Var v) { return biased(n, k, h, v) + residual(n, k, h, v); }, "added");
+  Tensor relu = compute({1, 4, 3, 5}, [&](Var n, Var k, Var h, Var v) { return max(added(n, k, h, v), Expr(0.0f)); }, "relu");
+  SketchTask task;
+  task.dag = std::make_shared<const ComputeDAG>(ComputeDAG({x, w, bias, residual}, {relu}));
+  task.vector_width = 4;
+  int fused = 0, packed = 0;
+  for (const State& s : generate_sketches(task)) {
+    if (s.stage(s.stage_index("conv")).op->shape.size() != 3) continue;
+    ++fused;
+    packed += s.stage_index("x_local") >= 0;
+  }
+  // Fused into the ReLU at 2 levels, each also with x packed.
+  EXPECT_EQ(fused, 4);
+  EXPECT_EQ(packed, 2);
+  SketchPolicy policy(task);
+  std::mt19937_64 rng(11);
+  int checked = 0;
+  for (const State& s : policy.sample(24, rng)) {
+    if (s.stage(s.stage_index("conv")).op->shape.size() != 3) continue;
+    ++checked;
+    EXPECT_EQ(testing::check_with_c_backend(s), "") << s.steps_json().dump();
+  }
+  EXPECT_GT(checked, 0);
 }
 
 TEST(SketchRules, MatmulSketchesAreTilingAndCacheWriteFusedAtTwoLevels) {
