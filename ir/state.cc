@@ -40,6 +40,13 @@ int Stage::leaf_position(int iter_id) const {
   return -1;
 }
 
+bool Stage::loops_untouched() const {
+  if (!relations.empty() || !storage_order.empty()) return false;
+  for (size_t p = 0; p < leaves.size(); ++p)
+    if (leaves[p] != static_cast<int>(p) || iters[leaves[p]].annotation != IterAnnotation::kNone) return false;
+  return true;
+}
+
 std::vector<int> Stage::storage_dims() const {
   if (!storage_order.empty()) return storage_order;
   std::vector<int> dims(op->axes.size());
@@ -257,11 +264,7 @@ std::vector<int> direct_consumers(const State& s, int stage) {
   std::vector<int> out;
   const std::string& name = s.stage(stage).name();
   for (size_t i = 0; i < s.stages().size(); ++i) {
-    const Stage& st = s.stages()[i];
-    if (st.op->is_placeholder) continue;
-    bool reads = false;
-    visit(st.op->body, [&](const Expr& e) { reads |= e->kind == ExprKind::kLoad && e->name == name; });
-    if (reads) out.push_back(static_cast<int>(i));
+    if (op_reads(s.stages()[i].op, name)) out.push_back(static_cast<int>(i));
   }
   return out;
 }

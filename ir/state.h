@@ -70,6 +70,9 @@ struct Stage {
   const std::string& name() const { return op->name; }
   size_t num_root_iters() const { return op->axes.size() + op->reduce_axes.size(); }
   int leaf_position(int iter_id) const;  // -1 if not a leaf
+  // The loops are the op's axes in order, none split, fused, reordered or
+  // annotated, and the buffer has no storage layout.
+  bool loops_untouched() const;
   // The op's dimensions in storage order, outermost first.
   std::vector<int> storage_dims() const;
   // The dimension that is contiguous in memory (-1 for a 0-d op).

@@ -54,6 +54,13 @@ Tensor compute_with_axes(std::vector<int64_t> shape,
   return Tensor(op);
 }
 
+bool op_reads(const Op& op, const std::string& tensor) {
+  if (op->is_placeholder) return false;
+  bool r = false;
+  visit(op->body, [&](const Expr& e) { r |= e->kind == ExprKind::kLoad && e->name == tensor; });
+  return r;
+}
+
 Op rebuild_op(const Op& op, const std::string& name, Expr body) {
   auto n = std::make_shared<OpNode>(*op);
   n->name = name;

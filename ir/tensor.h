@@ -83,4 +83,7 @@ Tensor compute(std::vector<int64_t> shape, F f, const std::string& name) {
 // re-derived from it). Used by schedule transforms that rewrite the DAG.
 Op rebuild_op(const Op& op, const std::string& name, Expr body);
 
+// The operation's body loads `tensor` (never for a placeholder).
+bool op_reads(const Op& op, const std::string& tensor);
+
 }  // namespace loom

@@ -139,13 +139,6 @@ bool is_output(const State& s, int stage) { return s.dag().is_output(s.stage(sta
 
 bool is_tiled(const Stage& st) { return !st.relations.empty(); }
 
-bool loops_untouched(const Stage& st) {
-  if (is_tiled(st) || !st.storage_order.empty()) return false;
-  for (size_t p = 0; p < st.leaves.size(); ++p)
-    if (st.leaves[p] != static_cast<int>(p) || st.iters[st.leaves[p]].annotation != IterAnnotation::kNone) return false;
-  return true;
-}
-
 bool needs_multi_level_tiling(const State& s, int stage) {
   const OpNode& op = *s.stage(stage).op;
   if (op.is_placeholder) return false;
@@ -266,27 +259,34 @@ bool is_strictly_inlineable(const State& s, int stage) {
   return true;
 }
 
-bool elementwise_match(const State& s, int producer, int consumer) {
+std::vector<int> elementwise_chain(const State& s, int producer, int consumer) {
+  std::vector<int> chain;
   int cur = producer;
   for (size_t guard = 0; guard <= s.stages().size() && cur != consumer; ++guard) {
     std::vector<int> next = direct_consumers(s, cur);
-    if (next.size() != 1) return false;
+    if (next.size() != 1) return {};
     const OpNode& cur_op = *s.stage(cur).op;
     const OpNode& next_op = *s.stage(next[0]).op;
-    if (cur_op.shape != next_op.shape) return false;
+    if (cur_op.shape != next_op.shape) return {};
     for (const auto& acc : collect_accesses(next_op.body)) {
       if (acc.tensor != cur_op.name) continue;
       AccessPattern p = classify_access(next_op, acc.indices);
-      if (!p.simple || p.axis_missing || p.axis_duplicated || !p.same_order) return false;
+      if (!p.simple || p.axis_missing || p.axis_duplicated || !p.same_order) return {};
       // Same position for every axis: no constant offsets either.
       for (size_t d = 0; d < acc.indices.size(); ++d) {
         const Expr& idx = acc.indices[d];
-        if (idx->kind != ExprKind::kVar || idx->var_id != next_op.axes[d]->var_id) return false;
+        if (idx->kind != ExprKind::kVar || idx->var_id != next_op.axes[d]->var_id) return {};
       }
     }
     cur = next[0];
+    chain.push_back(cur);
   }
-  return cur == consumer;
+  if (cur != consumer) return {};
+  return chain;
+}
+
+bool elementwise_match(const State& s, int producer, int consumer) {
+  return !elementwise_chain(s, producer, consumer).empty();
 }
 
 int single_elementwise_matched_consumer(const State& s, int stage) {

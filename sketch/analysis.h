@@ -21,9 +21,6 @@ bool has_reduce_iter(const Stage& st);
 bool is_output(const State& s, int stage);
 // The stage's loops were split/fused (it was tiled by a rule).
 bool is_tiled(const Stage& st);
-// The stage's loops are its axes in order, none split, fused, reordered or
-// annotated, and its buffer has no storage layout.
-bool loops_untouched(const Stage& st);
 
 // Computation with data reuse (matmul, conv): some input is read with
 // indices that miss a spatial axis of extent > 1 — two such inputs, or one
@@ -68,7 +65,9 @@ bool is_strictly_inlineable(const State& s, int stage);
 
 // `consumer` is reached from `producer` through a chain of single-consumer
 // stages of the same shape, each reading its producer at exactly its own
-// axes in order (e.g. conv -> bias add -> relu).
+// axes in order (e.g. conv -> bias add -> relu). The chain's stages after
+// `producer`, ending with `consumer`; empty when there is no such chain.
+std::vector<int> elementwise_chain(const State& s, int producer, int consumer);
 bool elementwise_match(const State& s, int producer, int consumer);
 
 // The single effective consumer (through inlined stages) if it is

@@ -18,13 +18,6 @@ std::string unique_stage_name(const StateNode& n, const std::string& base) {
     if (!taken(base + std::to_string(k))) return base + std::to_string(k);
 }
 
-bool reads(const Op& op, const std::string& tensor) {
-  if (op->is_placeholder) return false;
-  bool r = false;
-  visit(op->body, [&](const Expr& e) { r |= e->kind == ExprKind::kLoad && e->name == tensor; });
-  return r;
-}
-
 }  // namespace
 
 void CacheReadStep::apply(StateNode& n) const {
@@ -35,7 +28,7 @@ void CacheReadStep::apply(StateNode& n) const {
   const std::string name = unique_stage_name(n, orig + "_" + buffer_scope_name(scope));
   for (int r : readers) {
     const Stage& rs = stage_at(n, r);
-    if (!reads(rs.op, orig)) throw LoomError("stage " + rs.name() + " does not read " + orig);
+    if (!op_reads(rs.op, orig)) throw LoomError("stage " + rs.name() + " does not read " + orig);
   }
   Tensor copy = compute_with_axes(
       st.op->shape, [&](const std::vector<Var>& v) { return load(orig, v); }, name);

@@ -10,12 +10,8 @@ void FuseDimsStep::apply(StateNode& n) const {
   const std::string name = st.name();
   if (st.op->is_placeholder) throw LoomError("cannot fuse the dimensions of input " + name);
   if (n.dag->is_output(name)) throw LoomError("cannot fuse the dimensions of output " + name);
-  if (st.compute_at != ComputeAtKind::kRoot || !st.relations.empty() || !st.storage_order.empty() ||
-      st.pretransformed || st.pragma_iter >= 0)
+  if (!st.loops_untouched() || st.compute_at != ComputeAtKind::kRoot || st.pretransformed || st.pragma_iter >= 0)
     throw LoomError("FD of " + name + " must come before its loops, layout or location are changed");
-  for (size_t p = 0; p < st.leaves.size(); ++p)
-    if (st.leaves[p] != static_cast<int>(p) || st.iters[p].annotation != IterAnnotation::kNone)
-      throw LoomError("FD of " + name + " must come before its loops are reordered or annotated");
   check_nothing_attached(n, stage, "fuse the dimensions of");
   const OpNode& op = *st.op;
   if (dim < 0 || dim + 1 >= static_cast<int>(op.axes.size()))
@@ -44,10 +40,7 @@ void FuseDimsStep::apply(StateNode& n) const {
 
   // Readers index the fused dimension as outer * inner + inner index.
   for (auto& rs : n.stages) {
-    if (rs.op->is_placeholder || &rs == &st) continue;
-    bool reads = false;
-    visit(rs.op->body, [&](const Expr& e) { reads |= e->kind == ExprKind::kLoad && e->name == name; });
-    if (!reads) continue;
+    if (&rs == &st || !op_reads(rs.op, name)) continue;
     Expr body = mutate(rs.op->body, [&](const Expr& e) -> Expr {
       if (e->kind != ExprKind::kLoad || e->name != name) return Expr();
       std::vector<Expr> idx;

@@ -26,12 +26,6 @@ namespace {
 
 using namespace sketch_analysis;
 
-const std::vector<int64_t>* shape_of(const State& s, const std::string& tensor) {
-  for (const auto& st : s.stages())
-    if (st.name() == tensor) return &st.op->shape;
-  return nullptr;
-}
-
 // What the stage reads is an input or a copy of one (a cache read, a
 // pre-transformed weight): a computed stage read there (zero padding) would
 // be inlined with its conditions in the fused index.
@@ -65,8 +59,8 @@ bool addresses_affine_in(const State& s, const Expr& body, const Var& f, const s
   bool ok = true;
   visit(body, [&](const Expr& x) {
     if (!ok || x->kind != ExprKind::kLoad) return;
-    const std::vector<int64_t>* shape = shape_of(s, x->name);
-    ok = shape && flat_ok(*shape, x->args);
+    const int i = s.stage_index(x->name);
+    ok = i >= 0 && flat_ok(s.stage(i).op->shape, x->args);
   });
   return ok && (!out || flat_ok(*out, out_index));
 }
@@ -82,16 +76,9 @@ State fuse_last_dims(const SketchTask& task, const State& s, int stage, int cons
   // Rows that fill whole vectors gain nothing; nor does a single row.
   if (rank < 2 || st.op->shape[rank - 1] % task.vector_width == 0 || st.op->shape[rank - 2] == 1)
     return State();
-  if (!loops_untouched(st) || !loops_untouched(s.stage(consumer))) return State();
-  std::vector<int> chain;  // the stages that read the stage, then their reader, ... up to the consumer
-  for (int cur = stage; cur != consumer;) {
-    std::vector<int> next = direct_consumers(s, cur);
-    if (next.size() != 1 || chain.size() >= s.stages().size()) return State();
-    cur = next[0];
-    if (s.stage(cur).op->axes.size() != st.op->axes.size()) return State();
-    chain.push_back(cur);
-  }
-  if (!reads_only_inputs_or_copies(s, st.op->body)) return State();
+  if (!st.loops_untouched() || !s.stage(consumer).loops_untouched()) return State();
+  const std::vector<int> chain = elementwise_chain(s, stage, consumer);
+  if (chain.empty() || !reads_only_inputs_or_copies(s, st.op->body)) return State();
   const int d = rank - 2;
   State fused = s.fuse_dims(stage, d);
   if (!addresses_affine_in(fused, fused.stage(stage).op->body, fused.stage(stage).op->axes[d], nullptr, {}))

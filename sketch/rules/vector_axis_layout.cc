@@ -31,7 +31,7 @@ class VectorAxisLayoutRule : public SketchRule {
   RuleCondition condition(const SketchTask& task, const State& s, int stage) const override {
     if (task.is_gpu || !task.settings.vector_axis_layouts) return RuleCondition::kSkip;
     if (!needs_multi_level_tiling(s, stage) || single_elementwise_matched_consumer(s, stage) < 0 ||
-        s.dag().is_output(s.stage(stage).name()) || !loops_untouched(s.stage(stage)))
+        s.dag().is_output(s.stage(stage).name()) || !s.stage(stage).loops_untouched())
       return RuleCondition::kSkip;
     return better_vector_axis(task, s, stage) < 0 ? RuleCondition::kSkip : RuleCondition::kApply;
   }
