@@ -204,6 +204,9 @@ class CEmitter {
   CRecording record(const Stmt& body, bool force);
 
   // ---- vector code (c_vector.cc)
+  // A transposing copy (codegen/transpose_nest.h) in register tiles
+  // (c_transpose.cc); false, emitting nothing, for any other loop.
+  bool transposing_copy(const Stmt& s);
   void vectorized_loop(const Stmt& s);
   // The body for lanes [base, base + valid): one chunk of `valid` lanes, or
   // for a count that is not a power of two a chunk of the next power of two

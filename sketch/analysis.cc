@@ -190,7 +190,12 @@ std::vector<PackableInput> packable_inputs(const State& s, int stage) {
     // One index is the innermost spatial axis itself: the packed tile,
     // stored with that dimension last, is contiguous along the vector loop.
     const int dim = dim_indexed_by(indices, innermost);
-    if (dim >= 0 && misses_an_axis(op, index_vars(indices))) out.push_back({t, dim});
+    if (dim < 0 || !misses_an_axis(op, index_vars(indices))) continue;
+    // A copy that already stores that dimension last (attention's
+    // transposed keys) is a packed tile wherever it is computed: its own
+    // location, drawn by the random annotation, does what a second copy would.
+    if (is_data_movement(s, t) && dim == static_cast<int>(indices.size()) - 1) continue;
+    out.push_back({t, dim});
   }
   return out;
 }
@@ -257,6 +262,29 @@ bool is_strictly_inlineable(const State& s, int stage) {
     }
   }
   return true;
+}
+
+bool is_data_movement(const State& s, int stage) {
+  const OpNode& op = *s.stage(stage).op;
+  if (op.is_placeholder || !op.reduce_axes.empty() || op.body->kind != ExprKind::kLoad) return false;
+  const auto reads = collect_accesses(op.body);
+  if (reads.size() != 1) return false;
+  AccessPattern p = classify_access(op, reads[0].indices);
+  return p.simple && !p.axis_duplicated;
+}
+
+bool reads_without_innermost_axis(const State& s, int reader, int producer) {
+  const Stage& r = s.stage(reader);
+  const int axis = innermost_spatial_axis(r);
+  if (axis < 0) return false;
+  const int64_t var = r.op->axes[axis]->var_id;
+  bool reads = false;
+  for (const auto& acc : collect_accesses(r.op->body)) {
+    if (acc.tensor != s.stage(producer).name()) continue;
+    reads = true;
+    if (index_vars(acc.indices).count(var)) return false;
+  }
+  return reads;
 }
 
 std::vector<int> elementwise_chain(const State& s, int producer, int consumer) {

@@ -37,6 +37,7 @@ int innermost_spatial_axis(const Stage& st);
 // a matmul (B[k, j], dim 1: rows 4 KB apart become a compact panel), or a
 // conv's weights W[k, c, r, s] once the output channel k is innermost (dim
 // 0: the packed copy stores k last, so the vector loop reads it contiguously).
+// Not a copy stage that already stores `dim` last (see is_data_movement).
 struct PackableInput {
   int stage = -1;
   int dim = -1;
@@ -62,6 +63,16 @@ bool is_packing_copy(const State& s, int stage);
 // duplicates no work. Conv padding (a select) and transposes do not qualify;
 // their location is left to the random annotation.
 bool is_strictly_inlineable(const State& s, int stage);
+
+// The stage only moves data: its body is one read of another tensor, every
+// index an axis of the stage (plus a constant) or a constant, no axis twice
+// (a copy, a transpose, a slice).
+bool is_data_movement(const State& s, int stage);
+
+// `reader` reads `producer` (directly) and no read uses the reader's
+// innermost spatial axis: in the reader's vector loop each read is one
+// element, broadcast across the lanes.
+bool reads_without_innermost_axis(const State& s, int reader, int producer);
 
 // `consumer` is reached from `producer` through a chain of single-consumer
 // stages of the same shape, each reading its producer at exactly its own

@@ -12,6 +12,8 @@ std::vector<SketchRulePtr> cpu_sketch_rules() {
   // and nothing else; rfactor and cache-write add alternatives to plain
   // tiling; tiling-with-fusion must come before plain tiling (which always
   // ends the stage); skip is the fallback for stages no rule consumed.
+  // Right after it, Loom inlines a copy that a tiled stage reads as a
+  // broadcast (its reader, later in the DAG, is already tiled).
   // Loom adds three rules just before tiling-with-fusion, each branching a
   // stage that already has its fusible consumer (after cache-write made
   // one): the contiguous-dimension fusion, whose branch is tiled at once
@@ -25,6 +27,7 @@ std::vector<SketchRulePtr> cpu_sketch_rules() {
   // later rules tile the stage as if it read the copy.
   std::vector<SketchRulePtr> rules;
   rules.push_back(make_always_inline_rule());
+  rules.push_back(make_inline_broadcast_copy_rule());
   rules.push_back(make_rewrite_constant_layout_rule());
   rules.push_back(make_add_rfactor_rule());
   rules.push_back(make_add_cache_write_rule());

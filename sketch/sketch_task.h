@@ -46,6 +46,10 @@ struct SketchSettings {
   // when its innermost does not fill whole vectors and every address stays
   // affine (sketch/rules/fuse_contiguous_dims.cc; not an Ansor rule).
   bool fuse_contiguous_dims = true;
+  // Inline a copy or transpose that a tiled stage reads without its
+  // innermost spatial axis (a broadcast operand) instead of drawing its
+  // location (sketch/rules/inline_broadcast_copy.cc; not an Ansor rule).
+  bool inline_broadcast_copies = true;
 };
 
 struct SketchTask {

@@ -6,7 +6,8 @@
 // as a Val that is either uniform (a scalar, same for all lanes) or varying
 // (a <width x T> vector). ir_emitter.cc holds statements, loops, parallel
 // outlining and allocation; expr_emitter.cc expressions; vectorize.cc the
-// vector-loop driver and vector memory accesses.
+// vector-loop driver and vector memory accesses; transpose.cc transposing
+// copies.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "codegen/lane_analysis.h"  // classify_index, can_vectorize, ... (namespace loom)
+#include "codegen/transpose_nest.h"
 #include "ir/expr.h"
 #include "ir/stmt.h"
 
@@ -96,6 +98,10 @@ class IREmitter {
   void emit_vector_store(const Stmt& s, llvm::Value* ptr, Val value);
   void emit_vector_if(const Stmt& s, llvm::Value* cond_vec);
   llvm::Value* guarded_uniform(const std::function<llvm::Value*()>& load);
+
+  // ---- transposing copies in register tiles (transpose.cc)
+  bool is_power_of_two_width() const;
+  void emit_transpose_nest(const TransposeNest& t);
 
   // ---- expressions (expr_emitter.cc)
   Val emit(const Expr& e);

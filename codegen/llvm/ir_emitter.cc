@@ -113,6 +113,12 @@ void IREmitter::emit_loop(llvm::Value* begin, llvm::Value* end, bool nonempty,
 void IREmitter::emit_for(const Stmt& s) {
   if (s->extent <= 0) return;
   if (!s->body.empty() && s->body[0] == nullptr) return;
+  if (!vec_ && is_power_of_two_width()) {
+    if (auto t = match_transpose_nest(s, opts_.vector_width)) {
+      emit_transpose_nest(*t);
+      return;
+    }
+  }
   int64_t saved_limit = unroll_limit_;
   if (s->auto_unroll_max_step > 0) unroll_limit_ = s->auto_unroll_max_step;
   switch (s->for_kind) {

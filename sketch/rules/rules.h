@@ -8,6 +8,7 @@ namespace loom {
 
 SketchRulePtr make_skip_stage_rule();
 SketchRulePtr make_always_inline_rule();
+SketchRulePtr make_inline_broadcast_copy_rule();
 SketchRulePtr make_multi_level_tiling_rule();
 SketchRulePtr make_multi_level_tiling_with_fusion_rule();
 SketchRulePtr make_add_cache_write_rule();

@@ -1,0 +1,54 @@
+// Transposing copies: two nested loops whose body copies one buffer into
+// another, contiguous along one loop on the store side and along the other
+// on the load side (attention's value_T[d, l] = value[l, h, d]; a packing
+// copy stored in another order). Element by element each load or store
+// strides across rows; in square tiles of the vector width the tile is read
+// as whole rows, transposed in registers and written as whole rows. Plain
+// C++, no LLVM: the analysis any CPU backend can share.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/stmt.h"
+
+namespace loom {
+
+struct TransposeNest {
+  const StmtNode* outer = nullptr;  // the two loops (outer encloses inner)
+  const StmtNode* inner = nullptr;
+  const StmtNode* store = nullptr;  // inner's body: buffer[index] = load
+  // The loop along which the store is contiguous (stride 1) and the one
+  // along which the load is; one is `outer`, the other `inner`.
+  const StmtNode* store_axis = nullptr;
+  const StmtNode* load_axis = nullptr;
+};
+
+// `loop` and its single child loop form a transposing copy that holds at
+// least one `width` x `width` tile: the child's body is one store of a
+// float load from another buffer, both indices affine in the two loop
+// variables without loads, stride 1 of the store along one and of the load
+// along the other, and no two iterations store to one element. Loops that
+// are parallel, or have guards or more statements, do not qualify.
+std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int width);
+
+// A transpose of a w x w tile (w a power of two) in two-input shuffles,
+// stage by stage: rows r and r | d (r & d == 0) become shuffle(row r,
+// row r | d, low) and shuffle(row r, row r | d, high), a shuffle's lanes
+// w.. being the second row's. At the end column j is row column_row[j].
+// The network is x86's (unpack floats, then float pairs, within 128-bit
+// blocks, then the even and odd 128-bit blocks: each shuffle one
+// instruction) where it transposes a w x w tile, else one that exchanges a
+// bit of the row and column index per stage; both checked on labels.
+struct TransposeStage {
+  int d = 0;
+  std::vector<int> low, high;
+};
+struct TransposeNetwork {
+  std::vector<TransposeStage> stages;
+  std::vector<int> column_row;
+};
+TransposeNetwork transpose_network(int w);
+
+}  // namespace loom

@@ -1,0 +1,124 @@
+// Which loop nests are transposing copies (codegen/transpose_nest.h).
+#include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
+
+#include "codegen/transpose_nest.h"
+#include "tests/support/loop_nest.h"
+
+namespace loom {
+namespace {
+
+using loop_nest::ld;
+
+// dst[k * n + l] = src[l * stride + k] over k in 0..m, l in 0..n (the store
+// contiguous along the inner loop, the load along the outer one).
+Stmt transpose(int64_t m, int64_t n, int64_t stride, ForKind inner_kind = ForKind::kSerial) {
+  Var k = make_var("k", m), l = make_var("l", n);
+  return make_for(k, m, ForKind::kSerial,
+                  make_for(l, n, inner_kind, make_store("dst", Expr(k) * n + l, ld("src", Expr(l) * stride + k))));
+}
+
+TEST(TransposeNest, ACopyContiguousAlongOtherLoopsOnEachSideMatches) {
+  Stmt s = transpose(64, 64, 768);
+  auto t = match_transpose_nest(s, 16);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->outer, s.get());
+  EXPECT_EQ(t->store_axis, t->inner);
+  EXPECT_EQ(t->load_axis, t->outer);
+}
+
+TEST(TransposeNest, TheStoreMayBeContiguousAlongTheOuterLoop) {
+  // dst[l * 32 + k] = src[k * 20 + l] over k in 0..32 (outer), l in 0..20.
+  Var k = make_var("k", 32), l = make_var("l", 20);
+  Stmt s = make_for(k, 32, ForKind::kSerial,
+                    make_for(l, 20, ForKind::kSerial, make_store("dst", Expr(l) * 32 + k, ld("src", Expr(k) * 20 + l))));
+  auto t = match_transpose_nest(s, 16);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->store_axis, t->outer);
+  EXPECT_EQ(t->load_axis, t->inner);
+}
+
+TEST(TransposeNest, AVectorizedInnerLoopMatches) {
+  EXPECT_TRUE(match_transpose_nest(transpose(16, 16, 16, ForKind::kVectorized), 16).has_value());
+}
+
+TEST(TransposeNest, ExtentsBelowTheWidthDoNotMatch) {
+  EXPECT_FALSE(match_transpose_nest(transpose(15, 64, 64), 16).has_value());
+  EXPECT_FALSE(match_transpose_nest(transpose(64, 15, 64), 16).has_value());
+  EXPECT_TRUE(match_transpose_nest(transpose(64, 15, 64), 8).has_value());
+}
+
+TEST(TransposeNest, APlainCopyDoesNotMatch) {
+  Var k = make_var("k", 32), l = make_var("l", 32);
+  Stmt s = make_for(k, 32, ForKind::kSerial,
+                    make_for(l, 32, ForKind::kSerial, make_store("dst", Expr(k) * 32 + l, ld("src", Expr(k) * 32 + l))));
+  EXPECT_FALSE(match_transpose_nest(s, 16).has_value());
+}
+
+TEST(TransposeNest, ComputedValuesGuardsAndParallelLoopsDoNotMatch) {
+  Var k = make_var("k", 32), l = make_var("l", 32);
+  Expr dst = Expr(k) * 32 + l, src = Expr(l) * 32 + k;
+  Stmt computed = make_for(k, 32, ForKind::kSerial,
+                           make_for(l, 32, ForKind::kSerial, make_store("dst", dst, ld("src", src) * 2.0f)));
+  Stmt guarded = make_for(
+      k, 32, ForKind::kSerial,
+      make_for(l, 32, ForKind::kSerial, make_if(Expr(l) < 30, make_store("dst", dst, ld("src", src)))));
+  Stmt parallel = make_for(k, 32, ForKind::kParallel,
+                           make_for(l, 32, ForKind::kSerial, make_store("dst", dst, ld("src", src))));
+  EXPECT_FALSE(match_transpose_nest(computed, 16).has_value());
+  EXPECT_FALSE(match_transpose_nest(guarded, 16).has_value());
+  EXPECT_FALSE(match_transpose_nest(parallel, 16).has_value());
+}
+
+TEST(TransposeNest, StoresThatOverlapAcrossRowsDoNotMatch) {
+  // dst[k * 8 + l] over l in 0..32: rows 8 apart but 32 long.
+  Var k = make_var("k", 32), l = make_var("l", 32);
+  Stmt s = make_for(k, 32, ForKind::kSerial,
+                    make_for(l, 32, ForKind::kSerial, make_store("dst", Expr(k) * 8 + l, ld("src", Expr(l) * 32 + k))));
+  EXPECT_FALSE(match_transpose_nest(s, 16).has_value());
+}
+
+TEST(TransposeNest, AnInPlaceTransposeDoesNotMatch) {
+  Var k = make_var("k", 32), l = make_var("l", 32);
+  Stmt s = make_for(k, 32, ForKind::kSerial,
+                    make_for(l, 32, ForKind::kSerial, make_store("src", Expr(k) * 32 + l, ld("src", Expr(l) * 32 + k))));
+  EXPECT_FALSE(match_transpose_nest(s, 16).has_value());
+}
+
+// Runs the network on (row, column) labels: it must leave column j, rows in
+// order, in row column_row[j].
+void expect_transposes(int w) {
+  const TransposeNetwork net = transpose_network(w);
+  std::vector<std::vector<std::pair<int, int>>> rows(w);
+  for (int r = 0; r < w; ++r)
+    for (int c = 0; c < w; ++c) rows[r].push_back({r, c});
+  for (const TransposeStage& st : net.stages) {
+    ASSERT_EQ(static_cast<int>(st.low.size()), w);
+    ASSERT_EQ(static_cast<int>(st.high.size()), w);
+    for (int r = 0; r < w; ++r) {
+      if (r & st.d) continue;
+      std::vector<std::pair<int, int>> lo, hi;
+      for (int i : st.low) lo.push_back(i < w ? rows[r][i] : rows[r | st.d][i - w]);
+      for (int i : st.high) hi.push_back(i < w ? rows[r][i] : rows[r | st.d][i - w]);
+      rows[r] = lo;
+      rows[r | st.d] = hi;
+    }
+  }
+  ASSERT_EQ(static_cast<int>(net.column_row.size()), w);
+  for (int j = 0; j < w; ++j)
+    for (int i = 0; i < w; ++i) EXPECT_EQ(rows[net.column_row[j]][i], std::make_pair(i, j)) << "w " << w;
+}
+
+TEST(TransposeNetwork, TransposesEveryPowerOfTwoTileInLog2WidthStages) {
+  for (int w : {2, 4, 8, 16, 32}) {
+    expect_transposes(w);
+    int log2 = 0;
+    while ((1 << log2) < w) ++log2;
+    EXPECT_EQ(static_cast<int>(transpose_network(w).stages.size()), log2) << w;
+  }
+}
+
+}  // namespace
+}  // namespace loom
