@@ -1,6 +1,6 @@
 // Transposing copies of the C backend (codegen/transpose_nest.h), as the
-// LLVM backend emits them (codegen/llvm/transpose.cc): tiles of the vector
-// width read as rows, transposed by __builtin_shufflevector in the same
+// LLVM backend emits them (codegen/llvm/transpose.cc): the nest's other
+// loops around tiles of the vector width read as rows, transposed by __builtin_shufflevector in the same
 // network, written as rows; the remainders element by element. A compiler
 // without __builtin_shufflevector copies each tile element by element.
 #include <string>
@@ -18,7 +18,7 @@ bool CEmitter::transposing_copy(const Stmt& s) {
   if (w < 2 || (w & (w - 1)) != 0 || chunk_ || rec_ || !slots_.empty()) return false;
   auto t = match_transpose_nest(s, w);
   if (!t) return false;
-  const Stmt& store = t->inner->body[0];
+  const Stmt& store = t->loops.back()->body[0];
   const ExprNode& load = *store->value;
   const Var& outer = t->outer->loop_var;
   const Var& inner = t->inner->loop_var;
@@ -37,14 +37,25 @@ bool CEmitter::transposing_copy(const Stmt& s) {
     line("const int64_t " + on + " = " + (outer_is_store_axis ? u : v) + ";");
     line("const int64_t " + in + " = " + (outer_is_store_axis ? v : u) + ";");
   };
-  bound_.insert(outer->var_id);
-  bound_.insert(inner->var_id);
+  for (const StmtNode* l : t->loops) {
+    var_name(l->loop_var);  // names every loop variable before the indices are printed
+    bound_.insert(l->loop_var->var_id);
+  }
   auto index_text = [&](const Expr& index) {
     return printer(names_).print(consts_.empty() ? index : simplify(bound(index)));
   };
   const std::string load_index = index_text(load.args[0]), store_index = index_text(store->index);
 
   line("/* transposing copy in " + ws + " x " + ws + " tiles */");
+  // The nest's other loops, in their order, around the two axes.
+  int around = 0;
+  for (const StmtNode* l : t->loops) {
+    if (l == t->outer || l == t->inner) continue;
+    const std::string name = var_name(l->loop_var);
+    line("for (int64_t " + name + " = 0; " + name + " < " + int_literal(l->extent) + "; ++" + name + ") {");
+    ++indent_;
+    ++around;
+  }
   line("for (int64_t " + o_tile + " = 0; " + o_tile + " < " + int_literal(t->outer->extent / w) + "; ++" + o_tile + ") {");
   ++indent_;
   line("for (int64_t " + i_tile + " = 0; " + i_tile + " < " + int_literal(t->inner->extent / w) + "; ++" + i_tile + ") {");
@@ -114,8 +125,11 @@ bool CEmitter::transposing_copy(const Stmt& s) {
   const int64_t outer_full = t->outer->extent / w * w, inner_full = t->inner->extent / w * w;
   scalar(outer_full, t->outer->extent, 0, t->inner->extent);
   scalar(0, outer_full, inner_full, t->inner->extent);
-  bound_.erase(outer->var_id);
-  bound_.erase(inner->var_id);
+  for (; around > 0; --around) {
+    --indent_;
+    line("}");
+  }
+  for (const StmtNode* l : t->loops) bound_.erase(l->loop_var->var_id);
   return true;
 }
 

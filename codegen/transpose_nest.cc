@@ -1,5 +1,6 @@
 #include "codegen/transpose_nest.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -11,13 +12,6 @@ namespace {
 
 bool serial_like(const StmtNode& s) {
   return s.kind == StmtKind::kFor && s.for_kind != ForKind::kParallel && s.body.size() == 1 && s.body[0];
-}
-
-// Strides of an index along the two loops; false unless affine in both and
-// free of loads.
-bool strides(const Expr& index, const StmtNode& a, const StmtNode& b, int64_t* sa, int64_t* sb) {
-  return !contains_load(index) && linear_stride(index, a.loop_var->var_id, sa) &&
-         linear_stride(index, b.loop_var->var_id, sb);
 }
 
 // The classic x86 network, whose every shuffle is one instruction: unpack
@@ -114,37 +108,52 @@ TransposeNetwork transpose_network(int w) {
 
 std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int width) {
   if (width < 2 || !loop || !serial_like(*loop)) return std::nullopt;
-  const StmtNode& outer = *loop;
-  const StmtNode& inner = *outer.body[0];
-  if (!serial_like(inner) || inner.body[0]->kind != StmtKind::kStore) return std::nullopt;
-  if (outer.extent < width || inner.extent < width) return std::nullopt;
-  const StmtNode& store = *inner.body[0];
-  const Expr& value = store.value;
-  if (value->kind != ExprKind::kLoad || value->dtype != DType::kFloat || value->name == store.buffer)
-    return std::nullopt;
-  int64_t st_outer = 0, st_inner = 0, ld_outer = 0, ld_inner = 0;
-  if (!strides(store.index, outer, inner, &st_outer, &st_inner) ||
-      !strides(value->args[0], outer, inner, &ld_outer, &ld_inner))
-    return std::nullopt;
-  TransposeNest t{&outer, &inner, &store, nullptr, nullptr};
-  int64_t store_across = 0, load_across = 0;  // strides along the other loop
-  if (st_inner == 1 && ld_outer == 1) {
-    t.store_axis = &inner;
-    t.load_axis = &outer;
-    store_across = st_outer;
-    load_across = ld_inner;
-  } else if (st_outer == 1 && ld_inner == 1) {
-    t.store_axis = &outer;
-    t.load_axis = &inner;
-    store_across = st_inner;
-    load_across = ld_outer;
-  } else {
-    return std::nullopt;
+  TransposeNest t;
+  const StmtNode* node = loop.get();
+  while (serial_like(*node)) {
+    t.loops.push_back(node);
+    node = node->body[0].get();
   }
-  // Distinct iterations store to distinct elements (rows of the store axis
-  // do not overlap), and the load does stride across rows: a load
-  // contiguous along both loops is a plain copy, vectorized as it is.
-  if (std::llabs(store_across) < t.store_axis->extent || std::llabs(load_across) < 2) return std::nullopt;
+  if (t.loops.size() < 2 || node->kind != StmtKind::kStore) return std::nullopt;
+  t.store = node;
+  const Expr& value = t.store->value;
+  if (value->kind != ExprKind::kLoad || value->dtype != DType::kFloat || value->name == t.store->buffer ||
+      contains_load(value->args[0]) || contains_load(t.store->index))
+    return std::nullopt;
+  // Strides of the store and the load along every loop.
+  std::vector<int64_t> st(t.loops.size()), ld(t.loops.size());
+  for (size_t i = 0; i < t.loops.size(); ++i) {
+    const int64_t id = t.loops[i]->loop_var->var_id;
+    if (!linear_stride(t.store->index, id, &st[i]) || !linear_stride(value->args[0], id, &ld[i]))
+      return std::nullopt;
+    if (st[i] == 1 && !t.store_axis) t.store_axis = t.loops[i];
+    if (ld[i] == 1 && !t.load_axis) t.load_axis = t.loops[i];
+  }
+  if (!t.store_axis || !t.load_axis || t.store_axis == t.load_axis) return std::nullopt;
+  if (t.store_axis->extent < width || t.load_axis->extent < width) return std::nullopt;
+  // Along the store's axis the load steps over whole rows of the tile: a
+  // transpose. A smaller step is a plain or strided copy, which vector
+  // loops already do in whole vectors (a stride of 2-4: a wide load and a
+  // shuffle).
+  for (size_t i = 0; i < t.loops.size(); ++i)
+    if (t.loops[i] == t.store_axis && std::llabs(ld[i]) < width) return std::nullopt;
+  // Distinct iterations store to distinct elements (each loop's stride
+  // exceeds the span of the loops with smaller strides), so the loops may
+  // run in any order: the tiles take the two axes innermost.
+  std::vector<std::pair<int64_t, int64_t>> by_stride;  // (|stride|, extent)
+  for (size_t i = 0; i < t.loops.size(); ++i)
+    if (t.loops[i]->extent > 1) by_stride.push_back({std::llabs(st[i]), t.loops[i]->extent});
+  std::sort(by_stride.begin(), by_stride.end());
+  int64_t span = 0;
+  for (const auto& [stride, extent] : by_stride) {
+    if (stride <= span) return std::nullopt;
+    span += stride * (extent - 1);
+  }
+  for (const StmtNode* l : t.loops) {
+    if (l == t.store_axis || l == t.load_axis) {
+      (t.outer ? t.inner : t.outer) = l;
+    }
+  }
   return t;
 }
 

@@ -1,10 +1,11 @@
-// Transposing copies: two nested loops whose body copies one buffer into
-// another, contiguous along one loop on the store side and along the other
-// on the load side (attention's value_T[d, l] = value[l, h, d]; a packing
-// copy stored in another order). Element by element each load or store
-// strides across rows; in square tiles of the vector width the tile is read
-// as whole rows, transposed in registers and written as whole rows. Plain
-// C++, no LLVM: the analysis any CPU backend can share.
+// Transposing copies: a perfect loop nest whose body copies one buffer into
+// another, contiguous along one loop on the store side and along another
+// on the load side (attention's value_T[d, l] = value[l, h, d]; a
+// channels-last accumulator written out as NCHW; a packing copy stored in
+// another order). Element by element each load or store strides across
+// rows; in square tiles of the vector width the tile is read as whole
+// rows, transposed in registers and written as whole rows. Plain C++, no
+// LLVM: the analysis any CPU backend can share.
 #pragma once
 
 #include <cstdint>
@@ -16,21 +17,25 @@
 namespace loom {
 
 struct TransposeNest {
-  const StmtNode* outer = nullptr;  // the two loops (outer encloses inner)
-  const StmtNode* inner = nullptr;
-  const StmtNode* store = nullptr;  // inner's body: buffer[index] = load
+  std::vector<const StmtNode*> loops;  // the nest, outermost first
+  const StmtNode* store = nullptr;     // the innermost body: buffer[index] = load
   // The loop along which the store is contiguous (stride 1) and the one
-  // along which the load is; one is `outer`, the other `inner`.
+  // along which the load is; `outer` and `inner` are the same two in nest
+  // order. The other loops run around the tiles.
   const StmtNode* store_axis = nullptr;
   const StmtNode* load_axis = nullptr;
+  const StmtNode* outer = nullptr;
+  const StmtNode* inner = nullptr;
 };
 
-// `loop` and its single child loop form a transposing copy that holds at
-// least one `width` x `width` tile: the child's body is one store of a
-// float load from another buffer, both indices affine in the two loop
-// variables without loads, stride 1 of the store along one and of the load
-// along the other, and no two iterations store to one element. Loops that
-// are parallel, or have guards or more statements, do not qualify.
+// `loop` starts a perfect nest (each loop's body one loop, the innermost's
+// one store) that is a transposing copy holding at least one `width` x
+// `width` tile: the store is of a float load from another buffer, both
+// indices affine in every loop variable without loads, stride 1 of the
+// store along one loop and of the load along another, the load stepping at
+// least `width` along the store's loop, and no two iterations store to one
+// element.
+// Parallel loops and bodies with guards or more statements do not qualify.
 std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int width);
 
 // A transpose of a w x w tile (w a power of two) in two-input shuffles,

@@ -217,6 +217,24 @@ bool reads_unit_stride(const OpNode& op, const Var& axis) {
   return true;
 }
 
+namespace {
+
+// Every use of `axis` in `e` is a quotient axis / c with c a multiple of
+// `width` (a grouped conv's (k / Kg) * Cg + rc): constant over a vector
+// chunk of `width` lanes that starts at a multiple of the width.
+bool uses_only_as_chunk_quotient(const Expr& e, const Var& axis, int64_t width) {
+  if (e->kind == ExprKind::kDiv && e->args[0]->kind == ExprKind::kVar && e->args[0]->var_id == axis->var_id) {
+    int64_t c = 0;
+    return is_const_int(e->args[1], &c) && c > 0 && c % width == 0;
+  }
+  if (e->kind == ExprKind::kVar) return e->var_id != axis->var_id;
+  for (const Expr& a : e->args)
+    if (!uses_only_as_chunk_quotient(a, axis, width)) return false;
+  return true;
+}
+
+}  // namespace
+
 int better_vector_axis(const SketchTask& task, const State& s, int stage) {
   const OpNode& op = *s.stage(stage).op;
   if (op.is_placeholder || op.axes.empty() || task.vector_width <= 1) return -1;
@@ -224,14 +242,20 @@ int better_vector_axis(const SketchTask& task, const State& s, int stage) {
   if (fills_vectors(op.axes.back()) && reads_unit_stride(op, op.axes.back())) return -1;
   // Every input that depends on the axis must give contiguous vector lanes:
   // indexed by exactly the axis in its last dimension, or in another one
-  // and reused (then pack_reused_input stores it last). Otherwise the
-  // vector loop would gather (a depthwise conv's data, a grouped conv's).
+  // and reused (then pack_reused_input stores it last); or it must be the
+  // same element for all lanes of a chunk (a grouped conv's data when each
+  // group's output channels fill whole vectors: a broadcast). Otherwise the
+  // vector loop would gather (a depthwise conv's data, a grouped conv's
+  // with groups of fewer channels than a vector).
   auto serves_as_vector_axis = [&](const Var& axis) {
     bool indexed = false;
     for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
       for (const auto& indices : accesses) {
         const std::set<int64_t> vars = index_vars(indices);
         if (!vars.count(axis->var_id)) continue;
+        bool per_chunk = true;
+        for (const Expr& idx : indices) per_chunk = per_chunk && uses_only_as_chunk_quotient(idx, axis, task.vector_width);
+        if (per_chunk) continue;
         const int dim = dim_indexed_by(indices, axis);
         if (dim < 0) return false;
         if (dim != static_cast<int>(indices.size()) - 1 && !misses_an_axis(op, vars)) return false;

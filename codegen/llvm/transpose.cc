@@ -1,10 +1,12 @@
-// Transposing copies (codegen/transpose_nest.h) in square tiles of the
-// vector width: `width` row loads contiguous along the load's axis, a
+// Transposing copies (codegen/transpose_nest.h), the nest's other loops
+// around square tiles of the vector width over its two axes: `width` row loads contiguous along the load's axis, a
 // transpose in registers (log2(width) stages of `width` two-input shuffles:
 // 64 for 16 x 16), `width` row stores contiguous along the store's axis.
 // The extents' remainders are copied element by element.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
+
+#include <functional>
 
 #include "codegen/llvm/emitter.h"
 
@@ -39,15 +41,15 @@ bool IREmitter::is_power_of_two_width() const {
 
 void IREmitter::emit_transpose_nest(const TransposeNest& t) {
   const int w = opts_.vector_width;
-  const Stmt& store = t.inner->body[0];
+  const Stmt& store = t.loops.back()->body[0];
   const ExprNode& load = *store->value;
   const Var& outer = t.outer->loop_var;
   const Var& inner = t.inner->loop_var;
   const bool outer_is_store_axis = t.outer == t.store_axis;
   auto* vty = llvm::FixedVectorType::get(b_.getFloatTy(), w);
 
-  // Binds the loops at (store axis = u, load axis = v), outer first (the
-  // order index_ptr's address chains follow).
+  // Binds the two loops at (store axis = u, load axis = v), outer first
+  // (the order index_ptr's address chains follow).
   auto bind_at = [&](llvm::Value* u, llvm::Value* v) {
     bind_var(outer, outer_is_store_axis ? u : v);
     bind_var(inner, outer_is_store_axis ? v : u);
@@ -75,34 +77,51 @@ void IREmitter::emit_transpose_nest(const TransposeNest& t) {
     }
   };
 
-  const int64_t outer_tiles = t.outer->extent / w, inner_tiles = t.inner->extent / w;
-  emit_loop(b_.getInt64(0), b_.getInt64(outer_tiles), true, outer->name + ".tile", [&](llvm::Value* ot) {
-    llvm::Value* o0 = b_.CreateMul(ot, b_.getInt64(w), "", true, true);
-    emit_loop(b_.getInt64(0), b_.getInt64(inner_tiles), true, inner->name + ".tile", [&](llvm::Value* it) {
-      llvm::Value* i0 = b_.CreateMul(it, b_.getInt64(w), "", true, true);
-      if (outer_is_store_axis) {
-        tile(o0, i0);
-      } else {
-        tile(i0, o0);
-      }
-    });
-  });
-  // The remainders, element by element: the last rows of the outer loop,
-  // then the last columns of the tiled rows.
-  auto scalar = [&](int64_t o_begin, int64_t o_end, int64_t i_begin, int64_t i_end) {
-    if (o_begin >= o_end || i_begin >= i_end) return;
-    emit_loop(b_.getInt64(o_begin), b_.getInt64(o_end), true, outer->name, [&](llvm::Value* o) {
-      bind_var(outer, o);
-      emit_loop(b_.getInt64(i_begin), b_.getInt64(i_end), true, inner->name, [&](llvm::Value* i) {
-        bind_var(inner, i);
-        emit_store(store);
+  // The two axes: whole tiles, then the remainders element by element (the
+  // last rows of the outer axis, then the last columns of the tiled rows).
+  auto two_axes = [&]() {
+    const int64_t outer_tiles = t.outer->extent / w, inner_tiles = t.inner->extent / w;
+    emit_loop(b_.getInt64(0), b_.getInt64(outer_tiles), true, outer->name + ".tile", [&](llvm::Value* ot) {
+      llvm::Value* o0 = b_.CreateMul(ot, b_.getInt64(w), "", true, true);
+      emit_loop(b_.getInt64(0), b_.getInt64(inner_tiles), true, inner->name + ".tile", [&](llvm::Value* it) {
+        llvm::Value* i0 = b_.CreateMul(it, b_.getInt64(w), "", true, true);
+        if (outer_is_store_axis) {
+          tile(o0, i0);
+        } else {
+          tile(i0, o0);
+        }
       });
     });
+    auto scalar = [&](int64_t o_begin, int64_t o_end, int64_t i_begin, int64_t i_end) {
+      if (o_begin >= o_end || i_begin >= i_end) return;
+      emit_loop(b_.getInt64(o_begin), b_.getInt64(o_end), true, outer->name, [&](llvm::Value* o) {
+        bind_var(outer, o);
+        emit_loop(b_.getInt64(i_begin), b_.getInt64(i_end), true, inner->name, [&](llvm::Value* i) {
+          bind_var(inner, i);
+          emit_store(store);
+        });
+      });
+    };
+    scalar(outer_tiles * w, t.outer->extent, 0, t.inner->extent);
+    scalar(0, outer_tiles * w, inner_tiles * w, t.inner->extent);
+    unbind_var(inner);
+    unbind_var(outer);
   };
-  scalar(outer_tiles * w, t.outer->extent, 0, t.inner->extent);
-  scalar(0, outer_tiles * w, inner_tiles * w, t.inner->extent);
-  unbind_var(inner);
-  unbind_var(outer);
+  // The other loops of the nest, in their order, around the two axes.
+  std::function<void(size_t)> around = [&](size_t i) {
+    while (i < t.loops.size() && (t.loops[i] == t.outer || t.loops[i] == t.inner)) ++i;
+    if (i == t.loops.size()) {
+      two_axes();
+      return;
+    }
+    const StmtNode& l = *t.loops[i];
+    emit_loop(b_.getInt64(0), b_.getInt64(l.extent), true, l.loop_var->name, [&](llvm::Value* iv) {
+      bind_var(l.loop_var, iv);
+      around(i + 1);
+    });
+    unbind_var(l.loop_var);
+  };
+  around(0);
 }
 
 }  // namespace llvm_backend

@@ -50,11 +50,49 @@ TEST(TransposeNest, ExtentsBelowTheWidthDoNotMatch) {
   EXPECT_TRUE(match_transpose_nest(transpose(64, 15, 64), 8).has_value());
 }
 
+// conv[j, k, l] = local[k, l, j]: a channels-last tile written out as
+// NCHW; the rows loop k is between the two axes.
+Stmt channels_last_out(ForKind middle_kind = ForKind::kSerial) {
+  Var j = make_var("j", 16), k = make_var("k", 7), l = make_var("l", 56);
+  return make_for(j, 16, ForKind::kSerial,
+                  make_for(k, 7, middle_kind,
+                           make_for(l, 56, ForKind::kVectorized,
+                                    make_store("conv", (Expr(j) * 7 + k) * 56 + l,
+                                               ld("local", (Expr(k) * 56 + l) * 16 + j)))));
+}
+
+TEST(TransposeNest, ALoopBetweenTheTwoAxesRunsAroundTheTiles) {
+  Stmt s = channels_last_out();
+  auto t = match_transpose_nest(s, 16);
+  ASSERT_TRUE(t.has_value());
+  ASSERT_EQ(t->loops.size(), 3u);
+  EXPECT_EQ(t->outer, t->loops[0]);
+  EXPECT_EQ(t->inner, t->loops[2]);
+  EXPECT_EQ(t->load_axis, t->loops[0]);
+  EXPECT_EQ(t->store_axis, t->loops[2]);
+}
+
+TEST(TransposeNest, ALoopTheStoreDoesNotMoveAlongDoesNotMatch) {
+  // Every iteration of r stores the same elements: the order would matter.
+  Var r = make_var("r", 3), k = make_var("k", 32), l = make_var("l", 32);
+  Stmt s = make_for(r, 3, ForKind::kSerial,
+                    make_for(k, 32, ForKind::kSerial,
+                             make_for(l, 32, ForKind::kSerial,
+                                      make_store("dst", Expr(k) * 32 + l, ld("src", (Expr(l) * 32 + k) * 3 + r)))));
+  EXPECT_FALSE(match_transpose_nest(s, 16).has_value());
+}
+
 TEST(TransposeNest, APlainCopyDoesNotMatch) {
   Var k = make_var("k", 32), l = make_var("l", 32);
   Stmt s = make_for(k, 32, ForKind::kSerial,
                     make_for(l, 32, ForKind::kSerial, make_store("dst", Expr(k) * 32 + l, ld("src", Expr(k) * 32 + l))));
   EXPECT_FALSE(match_transpose_nest(s, 16).has_value());
+}
+
+TEST(TransposeNest, AStridedCopyWhoseRowsOverlapDoesNotMatch) {
+  // dst[k, l] = src[2l + k]: along l the load steps 2, not over whole rows.
+  EXPECT_FALSE(match_transpose_nest(transpose(32, 32, 2), 16).has_value());
+  EXPECT_TRUE(match_transpose_nest(transpose(32, 32, 16), 16).has_value());
 }
 
 TEST(TransposeNest, ComputedValuesGuardsAndParallelLoopsDoNotMatch) {

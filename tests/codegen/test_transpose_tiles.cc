@@ -33,6 +33,21 @@ LoweredFunc head_transpose(int64_t H, int64_t D, int64_t L, bool store_axis_insi
               make_for(h, H, ForKind::kSerial, nest));
 }
 
+// The C backend's vector form of f emits register transposes and computes
+// what its scalar form does.
+void expect_c_transposes_like_scalar(const LoweredFunc& f, int width) {
+  CSourceOptions o;
+  o.vector_width = width;
+  o.unroll_at_emission = true;
+  EXPECT_NE(emit_c_source(f, o).find("__builtin_shufflevector(loom_row"), std::string::npos);
+  auto vector_form = CompiledCModule::from_func(f, o);
+  auto scalar_form = CompiledCModule::from_func(f);
+  auto a = random_args(f), b = random_args(f);
+  vector_form.run(ptrs(a));
+  scalar_form.run(ptrs(b));
+  EXPECT_EQ(a, b);
+}
+
 // (D, L, store axis inside, inner loop kind, vector width)
 class TransposeTiles : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, bool, ForKind, int>> {};
 
@@ -49,17 +64,7 @@ TEST_P(TransposeTiles, InLLVMMatchTheElementwiseCopy) {
 
 TEST_P(TransposeTiles, InTheCVectorFormMatchTheElementwiseCopy) {
   const auto [D, L, store_inside, kind, width] = GetParam();
-  LoweredFunc f = head_transpose(3, D, L, store_inside, kind);
-  CSourceOptions o;
-  o.vector_width = width;
-  o.unroll_at_emission = true;
-  EXPECT_NE(emit_c_source(f, o).find("__builtin_shufflevector(loom_row"), std::string::npos);
-  auto vector_form = CompiledCModule::from_func(f, o);
-  auto scalar_form = CompiledCModule::from_func(f);
-  auto a = random_args(f), b = random_args(f);
-  vector_form.run(ptrs(a));
-  scalar_form.run(ptrs(b));
-  EXPECT_EQ(a, b);
+  expect_c_transposes_like_scalar(head_transpose(3, D, L, store_inside, kind), width);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -70,6 +75,36 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(35, 17, false, ForKind::kSerial, 16),  // the other loop order
                       std::make_tuple(40, 24, false, ForKind::kUnrolled, 8),
                       std::make_tuple(13, 9, true, ForKind::kVectorized, 4)));
+
+// conv[c, h, w] = local[h, w, c] over C channels, H rows, W columns: a
+// channels-last accumulator tile written out as NCHW, the rows loop between
+// the two axes.
+LoweredFunc channels_last_out(int64_t C, int64_t H, int64_t W) {
+  Var c = make_var("c", C), h = make_var("h", H), x = make_var("x", W);
+  return func("out", {buf("local", {H, W, C}), buf("conv", {C, H, W})},
+              make_for(c, C, ForKind::kSerial,
+                       make_for(h, H, ForKind::kSerial,
+                                make_for(x, W, ForKind::kVectorized,
+                                         make_store("conv", (Expr(c) * H + h) * W + x,
+                                                    ld("local", (Expr(h) * W + x) * C + c))))));
+}
+
+TEST(LLVMTranspose, AChannelsLastTileWrittenOutAsNCHW) {
+  for (auto [C, H, W] : {std::make_tuple(16, 7, 56), std::make_tuple(32, 3, 20), std::make_tuple(17, 2, 16)}) {
+    LoweredFunc f = channels_last_out(C, H, W);
+    LLVMCompileOptions o;
+    o.dump_ir = true;
+    auto k = compile_llvm(f, o);
+    EXPECT_NE(ir_before_opt(*k).find("shufflevector"), std::string::npos);
+    expect_matches_c(f, o, 0.f);
+  }
+}
+
+TEST(CTranspose, AChannelsLastTileWrittenOutAsNCHW) {
+  for (auto [C, H, W] : {std::make_tuple(16, 7, 56), std::make_tuple(32, 3, 20), std::make_tuple(17, 2, 16)}) {
+    expect_c_transposes_like_scalar(channels_last_out(C, H, W), 16);
+  }
+}
 
 TEST(LLVMTranspose, ALoadRunningBackwardsAcrossRows) {
   // B[k, l] = A[(n - 1 - l), k]: the rows of the tile are read last to first.

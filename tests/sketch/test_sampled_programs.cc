@@ -57,6 +57,12 @@ std::vector<Case> cases() {
   out.push_back({"conv2d_constant_kernel_channel_vectors", "conv2d",
                  {{"N", 1}, {"C", 3}, {"H", 5}, {"W", 5}, {"K", 4}, {"R", 3}, {"S", 3}, {"stride", 1}, {"pad", 1}},
                  4, 4, {"kernel"}});
+  // Groups of 4 output channels at vector width 4: the channels take the
+  // vector loop and each vector reads one input channel.
+  out.push_back({"group_conv2d_channel_vectors", "group_conv2d",
+                 {{"N", 1}, {"C", 8}, {"H", 5}, {"W", 5}, {"K", 8}, {"R", 3}, {"S", 3}, {"stride", 1}, {"pad", 1},
+                  {"groups", 2}},
+                 1, 4, {"kernel"}});
   out.push_back({"depthwise_conv2d_constant_kernel", "depthwise_conv2d",
                  find_workload("depthwise_conv2d")->small_params, 1, 4, {"kernel"}});
   out.push_back({"matmul_prime_constant_B", "matmul", {{"M", 31}, {"N", 37}, {"K", 29}}, 4, 16, {"B"}});

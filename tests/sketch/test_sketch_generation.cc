@@ -66,16 +66,17 @@ TEST(SketchCount, Matmul8x8x512OnOneThreadHasNoRfactorSketch) {
 // fill vectors and the output channels do (the convs: widths 56, 28, 14; 64
 // channels), the same sketches with channels innermost and the kernel
 // packed channels-last: 2 more behind a cache write (conv2d, conv3d,
-// dilated and transposed conv), 3 more for conv2d_bias_relu (fused with relu
-// at 2 levels or tiled plainly). Not for depthwise and grouped convs, whose
-// data would be gathered along the channels, nor for conv1d, whose output
-// length (128) already fills vectors.
+// dilated and transposed conv, and the grouped conv, whose 16 output
+// channels per group read one input channel per vector: a broadcast), 3
+// more for conv2d_bias_relu (fused with relu at 2 levels or tiled plainly).
+// Not for depthwise convs, whose data would be gathered along the
+// channels, nor for conv1d, whose output length (128) already fills vectors.
 TEST(SketchCount, EveryRegistryWorkloadWithDefaultParams) {
   const std::map<std::string, size_t> expected = {
       {"batch_matmul", 5}, {"capsule_conv2d", 5}, {"conv1d", 3},
       {"conv2d", 5},       {"conv2d_bias_relu", 6}, {"conv3d", 5},
       {"dense_bias_relu", 6}, {"depthwise_conv2d", 3}, {"dilated_conv2d", 5},
-      {"group_conv2d", 3}, {"matmul", 5},           {"norm", 3},
+      {"group_conv2d", 5}, {"matmul", 5},           {"norm", 3},
       {"softmax", 9},      {"tbg", 3},              {"transposed_conv2d", 5},
       // Each row reduction: plain, rfactored, rfactored the other way; the
       // output's broadcast reads of gamma and beta get multi-level tiling.
@@ -263,6 +264,21 @@ TEST(SketchRules, AStridedOutputWidthGivesWayToTheOutputChannels) {
                                                      {"R", 7}, {"S", 7}, {"stride", 2}, {"pad", 3}, {"dilation", 1}});
   State initial = State::initial(task.dag);
   EXPECT_EQ(sketch_analysis::better_vector_axis(task, initial, initial.stage_index("conv")), 1);
+}
+
+TEST(SketchRules, AGroupedConvWhoseGroupsFillVectorsTakesItsOutputChannels) {
+  // 4 groups of 16 output channels: each vector of channels reads one input
+  // channel (a broadcast). With 8 groups of 8 it would be a gather.
+  const auto params = [](int64_t groups) {
+    return nlohmann::json{{"N", 1},   {"C", 64}, {"H", 56},      {"W", 56},      {"K", 64},     {"R", 3},
+                          {"S", 3},   {"pad", 1}, {"stride", 1}, {"dilation", 1}, {"groups", groups}};
+  };
+  SketchTask four = sketch_task("group_conv2d", params(4));
+  State s4 = State::initial(four.dag);
+  EXPECT_EQ(sketch_analysis::better_vector_axis(four, s4, s4.stage_index("conv")), 1);
+  SketchTask eight = sketch_task("group_conv2d", params(8));
+  State s8 = State::initial(eight.dag);
+  EXPECT_EQ(sketch_analysis::better_vector_axis(eight, s8, s8.stage_index("conv")), -1);
 }
 
 TEST(SketchRules, ElementwiseConsumerIsFusedAndBiasReluIsNotInlinedWhenOutput) {
