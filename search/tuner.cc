@@ -143,10 +143,14 @@ void Tuner::one_round(int ti) {
   std::vector<State> batch = policy.next_batch(n, score_fn(ti));
   double search_s = seconds_since(t0);
   if (batch.empty()) {
-    // The space is exhausted: nothing new to measure.
+    // Nothing new to measure: the space may be exhausted.
     policy.add_measured({}, {});
+    if (++empty_rounds_[ti] == kExhaustedRounds)
+      opts_.print(fmt("%s: no new program in %d rounds; its search space is exhausted after %d trials",
+                      task.description().c_str(), kExhaustedRounds, policy.trials()));
     return;
   }
+  empty_rounds_[ti] = 0;
   auto t1 = Clock::now();
   std::vector<MeasureResult> results = measurer_->measure(task, batch);
   double measure_s = seconds_since(t1);
@@ -195,6 +199,7 @@ void Tuner::run() {
   auto t0 = Clock::now();
   double before = elapsed_s_;
   const int trials_before = trials_;
+  empty_rounds_.assign(policies_.size(), 0);
   while (trials_ < opts_.search.num_trials && !stop_requested()) {
     std::vector<TaskProgress> progress;
     for (size_t i = 0; i < policies_.size(); ++i) {
@@ -206,15 +211,16 @@ void Tuner::run() {
       tp.best_cost = p.best_cost();
       tp.trials = p.trials();
       tp.best_history = p.best_history();
-      tp.finished = opts_.search.early_stopping > 0 &&
-                    p.rounds_without_improvement() >= opts_.search.early_stopping;
+      tp.finished = (opts_.search.early_stopping > 0 &&
+                     p.rounds_without_improvement() >= opts_.search.early_stopping) ||
+                    empty_rounds_[i] >= kExhaustedRounds;
       progress.push_back(tp);
     }
     // The task scheduler's and the warm-up scores' stream, as the policies'.
     rng_.seed(round_seed(opts_.search.seed * 0xbf58476d1ce4e5b9ULL, trials_));
     int ti = scheduler_.next(progress, rng_);
     if (ti < 0) {
-      opts_.print("every task stopped early (no improvement)");
+      opts_.print("every task stopped early (no improvement, or nothing new to measure)");
       break;
     }
     one_round(ti);

@@ -72,6 +72,25 @@ TEST(Tuner, EtaIsShownOnlyOnceARoundAfterTheFirstHasRun) {
   EXPECT_EQ(rounds[2].find("ETA"), std::string::npos) << rounds[2];
 }
 
+// A transpose has a few dozen distinct programs: the run ends once none is
+// left to measure, below its budget, instead of asking again forever.
+TEST(Tuner, ATaskWhoseSpaceIsExhaustedEndsTheRun) {
+  std::string log = temp_log("exhausted.jsonl");
+  TunerOptions o = tiny_options(log, 1000);
+  std::vector<std::string> lines;
+  o.print = [&](const std::string& line) { lines.push_back(line); };
+  const auto transpose = nlohmann::json::parse(
+      R"({"inputs": [{"shape": [4, 8]}], "nodes": [{"op": "transpose", "attrs": {"perm": [1, 0]}, "inputs": ["in0"]}]})");
+  auto task = std::make_shared<const Task>(Task::make("subgraph", transpose, Target::parse("cpu -threads=1")));
+  Tuner tuner({{task, 1.0}}, o, make_cost_model("random"));
+  tuner.run();
+  EXPECT_LT(tuner.trials(), 1000);
+  EXPECT_EQ(static_cast<int>(logged_steps(log).size()), tuner.trials());
+  bool exhausted = false;
+  for (const auto& l : lines) exhausted = exhausted || l.find("search space is exhausted") != std::string::npos;
+  EXPECT_TRUE(exhausted);
+}
+
 TEST(Tuner, ResumeDoesNotMeasureAgain) {
   std::string log = temp_log("resume.jsonl");
   Tuner(tiny_tasks(), tiny_options(log, 16), make_cost_model("random")).run();
