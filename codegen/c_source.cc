@@ -468,7 +468,7 @@ void CEmitter::loop(const Stmt& s) {
   int64_t saved_unroll = unroll_budget_;
   if (s->auto_unroll_max_step > 0) unroll_budget_ = s->auto_unroll_max_step;
   int64_t ext = s->extent;
-  if (s->for_kind != ForKind::kParallel && transposing_copy(s)) {
+  if (transposing_copy(s)) {
     unroll_budget_ = saved_unroll;
     return;
   }

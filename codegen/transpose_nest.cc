@@ -106,53 +106,58 @@ TransposeNetwork transpose_network(int w) {
   return net;
 }
 
+const StmtNode* TransposeNest::outer() const {
+  for (const StmtNode* l : loops)
+    if (l == store_axis || l == load_axis) return l;
+  return nullptr;
+}
+
 std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int width) {
-  if (width < 2 || !loop || !serial_like(*loop)) return std::nullopt;
+  if (width < 2 || (width & (width - 1)) != 0 || !loop || !serial_like(*loop)) return std::nullopt;
   TransposeNest t;
-  const StmtNode* node = loop.get();
-  while (serial_like(*node)) {
-    t.loops.push_back(node);
-    node = node->body[0].get();
+  const Stmt* node = &loop;
+  while (serial_like(**node)) {
+    t.loops.push_back(node->get());
+    node = &(*node)->body[0];
   }
-  if (t.loops.size() < 2 || node->kind != StmtKind::kStore) return std::nullopt;
-  t.store = node;
+  if (t.loops.size() < 2 || (*node)->kind != StmtKind::kStore) return std::nullopt;
+  t.store = *node;
   const Expr& value = t.store->value;
   if (value->kind != ExprKind::kLoad || value->dtype != DType::kFloat || value->name == t.store->buffer ||
       contains_load(value->args[0]) || contains_load(t.store->index))
     return std::nullopt;
-  // Strides of the store and the load along every loop.
-  std::vector<int64_t> st(t.loops.size()), ld(t.loops.size());
-  for (size_t i = 0; i < t.loops.size(); ++i) {
+  // Strides of the store and the load along every loop; the store's axis
+  // (stride 1) and the load's.
+  const size_t n = t.loops.size();
+  std::vector<int64_t> st(n), ld(n);
+  size_t store_axis = n, load_axis = n;
+  for (size_t i = 0; i < n; ++i) {
     const int64_t id = t.loops[i]->loop_var->var_id;
     if (!linear_stride(t.store->index, id, &st[i]) || !linear_stride(value->args[0], id, &ld[i]))
       return std::nullopt;
-    if (st[i] == 1 && !t.store_axis) t.store_axis = t.loops[i];
-    if (ld[i] == 1 && !t.load_axis) t.load_axis = t.loops[i];
+    if (st[i] == 1 && store_axis == n) store_axis = i;
+    if (ld[i] == 1 && load_axis == n) load_axis = i;
   }
-  if (!t.store_axis || !t.load_axis || t.store_axis == t.load_axis) return std::nullopt;
+  if (store_axis == n || load_axis == n || store_axis == load_axis) return std::nullopt;
+  t.store_axis = t.loops[store_axis];
+  t.load_axis = t.loops[load_axis];
   if (t.store_axis->extent < width || t.load_axis->extent < width) return std::nullopt;
   // Along the store's axis the load steps over whole rows of the tile: a
   // transpose. A smaller step is a plain or strided copy, which vector
   // loops already do in whole vectors (a stride of 2-4: a wide load and a
   // shuffle).
-  for (size_t i = 0; i < t.loops.size(); ++i)
-    if (t.loops[i] == t.store_axis && std::llabs(ld[i]) < width) return std::nullopt;
+  if (std::llabs(ld[store_axis]) < width) return std::nullopt;
   // Distinct iterations store to distinct elements (each loop's stride
   // exceeds the span of the loops with smaller strides), so the loops may
   // run in any order: the tiles take the two axes innermost.
   std::vector<std::pair<int64_t, int64_t>> by_stride;  // (|stride|, extent)
-  for (size_t i = 0; i < t.loops.size(); ++i)
+  for (size_t i = 0; i < n; ++i)
     if (t.loops[i]->extent > 1) by_stride.push_back({std::llabs(st[i]), t.loops[i]->extent});
   std::sort(by_stride.begin(), by_stride.end());
   int64_t span = 0;
   for (const auto& [stride, extent] : by_stride) {
     if (stride <= span) return std::nullopt;
     span += stride * (extent - 1);
-  }
-  for (const StmtNode* l : t.loops) {
-    if (l == t.store_axis || l == t.load_axis) {
-      (t.outer ? t.inner : t.outer) = l;
-    }
   }
   return t;
 }

@@ -18,19 +18,19 @@ namespace loom {
 
 struct TransposeNest {
   std::vector<const StmtNode*> loops;  // the nest, outermost first
-  const StmtNode* store = nullptr;     // the innermost body: buffer[index] = load
+  Stmt store;                          // the innermost body: buffer[index] = load
   // The loop along which the store is contiguous (stride 1) and the one
-  // along which the load is; `outer` and `inner` are the same two in nest
-  // order. The other loops run around the tiles.
+  // along which the load is. The other loops run around the tiles.
   const StmtNode* store_axis = nullptr;
   const StmtNode* load_axis = nullptr;
-  const StmtNode* outer = nullptr;
-  const StmtNode* inner = nullptr;
+  // The same two in nest order.
+  const StmtNode* outer() const;
+  const StmtNode* inner() const { return outer() == store_axis ? load_axis : store_axis; }
 };
 
 // `loop` starts a perfect nest (each loop's body one loop, the innermost's
 // one store) that is a transposing copy holding at least one `width` x
-// `width` tile: the store is of a float load from another buffer, both
+// `width` tile (`width` a power of two, as transpose_network needs): the store is of a float load from another buffer, both
 // indices affine in every loop variable without loads, stride 1 of the
 // store along one loop and of the load along another, the load stepping at
 // least `width` along the store's loop, and no two iterations store to one

@@ -91,6 +91,7 @@ void SearchPolicy::add_measured(const std::vector<State>& states, const std::vec
   if (measured_good_.size() > keep) measured_good_.resize(keep);
   ++rounds_;
   stale_rounds_ = best_cost_ < before ? 0 : stale_rounds_ + 1;
+  empty_rounds_ = states.empty() ? empty_rounds_ + 1 : 0;
   best_history_.push_back(best_cost_);
 }
 

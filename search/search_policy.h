@@ -60,6 +60,11 @@ class SearchPolicy {
   int trials() const { return trials_; }
   int rounds() const { return rounds_; }
   int rounds_without_improvement() const { return stale_rounds_; }
+  // The last kExhaustedRounds rounds found nothing new to measure: the
+  // space is taken as exhausted (a copy task has a few dozen distinct
+  // programs).
+  static constexpr int kExhaustedRounds = 3;
+  bool exhausted() const { return empty_rounds_ >= kExhaustedRounds; }
   const std::vector<double>& best_history() const { return best_history_; }  // per round
   const EvolutionStats& last_evolution() const { return evolution_.stats(); }
   double last_sample_seconds() const { return sample_seconds_; }
@@ -76,7 +81,7 @@ class SearchPolicy {
   std::vector<std::pair<double, State>> measured_good_;  // (cost, state), best first
   double best_cost_ = std::numeric_limits<double>::infinity();
   State best_state_;
-  int trials_ = 0, rounds_ = 0, stale_rounds_ = 0;
+  int trials_ = 0, rounds_ = 0, stale_rounds_ = 0, empty_rounds_ = 0;
   std::vector<double> best_history_;
   double sample_seconds_ = 0;
 };

@@ -145,12 +145,11 @@ void Tuner::one_round(int ti) {
   if (batch.empty()) {
     // Nothing new to measure: the space may be exhausted.
     policy.add_measured({}, {});
-    if (++empty_rounds_[ti] == kExhaustedRounds)
+    if (policy.exhausted())  // once: an exhausted task gets no more rounds
       opts_.print(fmt("%s: no new program in %d rounds; its search space is exhausted after %d trials",
-                      task.description().c_str(), kExhaustedRounds, policy.trials()));
+                      task.description().c_str(), SearchPolicy::kExhaustedRounds, policy.trials()));
     return;
   }
-  empty_rounds_[ti] = 0;
   auto t1 = Clock::now();
   std::vector<MeasureResult> results = measurer_->measure(task, batch);
   double measure_s = seconds_since(t1);
@@ -199,7 +198,6 @@ void Tuner::run() {
   auto t0 = Clock::now();
   double before = elapsed_s_;
   const int trials_before = trials_;
-  empty_rounds_.assign(policies_.size(), 0);
   while (trials_ < opts_.search.num_trials && !stop_requested()) {
     std::vector<TaskProgress> progress;
     for (size_t i = 0; i < policies_.size(); ++i) {
@@ -213,7 +211,7 @@ void Tuner::run() {
       tp.best_history = p.best_history();
       tp.finished = (opts_.search.early_stopping > 0 &&
                      p.rounds_without_improvement() >= opts_.search.early_stopping) ||
-                    empty_rounds_[i] >= kExhaustedRounds;
+                    p.exhausted();
       progress.push_back(tp);
     }
     // The task scheduler's and the warm-up scores' stream, as the policies'.

@@ -85,11 +85,6 @@ class Tuner {
   // and `loom export` choose it from the log.
   std::vector<MeasureRecord> records_;
   int trials_ = 0, round_ = 0;
-  // Per task: rounds in a row that found nothing new to measure. After
-  // kExhaustedRounds the task's space is taken as exhausted and it gets no
-  // more rounds (a copy task has a few dozen distinct programs).
-  static constexpr int kExhaustedRounds = 3;
-  std::vector<int> empty_rounds_;
   double elapsed_s_ = 0;
   // When this run's first round ended and the trials done then (-1: not
   // yet), for the ETA.

@@ -302,13 +302,19 @@ bool reads_without_innermost_axis(const State& s, int reader, int producer) {
   const int axis = innermost_spatial_axis(r);
   if (axis < 0) return false;
   const int64_t var = r.op->axes[axis]->var_id;
-  bool reads = false;
-  for (const auto& acc : collect_accesses(r.op->body)) {
-    if (acc.tensor != s.stage(producer).name()) continue;
-    reads = true;
-    if (index_vars(acc.indices).count(var)) return false;
+  for (const auto& [tensor, accesses] : reads_by_tensor(*r.op)) {
+    if (tensor != s.stage(producer).name()) continue;
+    for (const auto& indices : accesses)
+      if (index_vars(indices).count(var)) return false;
+    return true;
   }
-  return reads;
+  return false;
+}
+
+bool unplaced_compute_stage(const State& s, int stage) {
+  const Stage& st = s.stage(stage);
+  return !st.op->is_placeholder && !is_output(s, stage) && !has_reduce_iter(st) &&
+         st.scope == BufferScope::kGlobal && st.compute_at == ComputeAtKind::kRoot;
 }
 
 std::vector<int> elementwise_chain(const State& s, int producer, int consumer) {

@@ -74,6 +74,11 @@ bool is_data_movement(const State& s, int stage);
 // element, broadcast across the lanes.
 bool reads_without_innermost_axis(const State& s, int reader, int producer);
 
+// A compute stage without a reduction, not an output, in main memory and
+// still at root: no rule placed it (a cache stage is a copy made on
+// purpose), so an inlining rule may take it.
+bool unplaced_compute_stage(const State& s, int stage);
+
 // `consumer` is reached from `producer` through a chain of single-consumer
 // stages of the same shape, each reading its producer at exactly its own
 // axes in order (e.g. conv -> bias add -> relu). The chain's stages after

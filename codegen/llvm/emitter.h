@@ -100,7 +100,6 @@ class IREmitter {
   llvm::Value* guarded_uniform(const std::function<llvm::Value*()>& load);
 
   // ---- transposing copies in register tiles (transpose.cc)
-  bool is_power_of_two_width() const;
   void emit_transpose_nest(const TransposeNest& t);
 
   // ---- expressions (expr_emitter.cc)

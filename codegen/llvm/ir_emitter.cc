@@ -113,7 +113,7 @@ void IREmitter::emit_loop(llvm::Value* begin, llvm::Value* end, bool nonempty,
 void IREmitter::emit_for(const Stmt& s) {
   if (s->extent <= 0) return;
   if (!s->body.empty() && s->body[0] == nullptr) return;
-  if (!vec_ && is_power_of_two_width()) {
+  if (!vec_) {
     if (auto t = match_transpose_nest(s, opts_.vector_width)) {
       emit_transpose_nest(*t);
       return;

@@ -1,8 +1,9 @@
-// Transposing copies (codegen/transpose_nest.h), the nest's other loops
-// around square tiles of the vector width over its two axes: `width` row loads contiguous along the load's axis, a
-// transpose in registers (log2(width) stages of `width` two-input shuffles:
-// 64 for 16 x 16), `width` row stores contiguous along the store's axis.
-// The extents' remainders are copied element by element.
+// Transposing copies (codegen/transpose_nest.h): the nest's other loops
+// around square tiles of the vector width over its two axes, each tile
+// `width` row loads contiguous along the load's axis, a transpose in
+// registers (log2(width) stages of `width` two-input shuffles: 64 for
+// 16 x 16), `width` row stores contiguous along the store's axis. The
+// extents' remainders are copied element by element.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 
@@ -16,9 +17,9 @@ namespace llvm_backend {
 namespace {
 
 // Rows in, columns out: element i of result j is element j of row i.
-std::vector<llvm::Value*> transpose_rows(llvm::IRBuilder<>& b, std::vector<llvm::Value*> rows) {
+std::vector<llvm::Value*> transpose_rows(llvm::IRBuilder<>& b, const TransposeNetwork& net,
+                                         std::vector<llvm::Value*> rows) {
   const int w = static_cast<int>(rows.size());
-  const TransposeNetwork net = transpose_network(w);
   for (const TransposeStage& st : net.stages)
     for (int r = 0; r < w; ++r) {
       if (r & st.d) continue;
@@ -34,18 +35,16 @@ std::vector<llvm::Value*> transpose_rows(llvm::IRBuilder<>& b, std::vector<llvm:
 
 }  // namespace
 
-bool IREmitter::is_power_of_two_width() const {
-  const int w = opts_.vector_width;
-  return w >= 2 && (w & (w - 1)) == 0;
-}
-
 void IREmitter::emit_transpose_nest(const TransposeNest& t) {
   const int w = opts_.vector_width;
-  const Stmt& store = t.loops.back()->body[0];
+  const TransposeNetwork net = transpose_network(w);
+  const Stmt& store = t.store;
   const ExprNode& load = *store->value;
-  const Var& outer = t.outer->loop_var;
-  const Var& inner = t.inner->loop_var;
-  const bool outer_is_store_axis = t.outer == t.store_axis;
+  const StmtNode& outer_loop = *t.outer();
+  const StmtNode& inner_loop = *t.inner();
+  const Var& outer = outer_loop.loop_var;
+  const Var& inner = inner_loop.loop_var;
+  const bool outer_is_store_axis = &outer_loop == t.store_axis;
   auto* vty = llvm::FixedVectorType::get(b_.getFloatTy(), w);
 
   // Binds the two loops at (store axis = u, load axis = v), outer first
@@ -67,7 +66,7 @@ void IREmitter::emit_transpose_nest(const TransposeNest& t) {
       annotate(ld, load.name);
       rows[i] = ld;
     }
-    rows = transpose_rows(b_, rows);
+    rows = transpose_rows(b_, net, rows);
     llvm::Value* dst = buffer_ptr(store->buffer);
     for (int j = 0; j < w; ++j) {
       bind_at(u0, offset(v0, j));
@@ -80,7 +79,7 @@ void IREmitter::emit_transpose_nest(const TransposeNest& t) {
   // The two axes: whole tiles, then the remainders element by element (the
   // last rows of the outer axis, then the last columns of the tiled rows).
   auto two_axes = [&]() {
-    const int64_t outer_tiles = t.outer->extent / w, inner_tiles = t.inner->extent / w;
+    const int64_t outer_tiles = outer_loop.extent / w, inner_tiles = inner_loop.extent / w;
     emit_loop(b_.getInt64(0), b_.getInt64(outer_tiles), true, outer->name + ".tile", [&](llvm::Value* ot) {
       llvm::Value* o0 = b_.CreateMul(ot, b_.getInt64(w), "", true, true);
       emit_loop(b_.getInt64(0), b_.getInt64(inner_tiles), true, inner->name + ".tile", [&](llvm::Value* it) {
@@ -102,14 +101,14 @@ void IREmitter::emit_transpose_nest(const TransposeNest& t) {
         });
       });
     };
-    scalar(outer_tiles * w, t.outer->extent, 0, t.inner->extent);
-    scalar(0, outer_tiles * w, inner_tiles * w, t.inner->extent);
+    scalar(outer_tiles * w, outer_loop.extent, 0, inner_loop.extent);
+    scalar(0, outer_tiles * w, inner_tiles * w, inner_loop.extent);
     unbind_var(inner);
     unbind_var(outer);
   };
   // The other loops of the nest, in their order, around the two axes.
   std::function<void(size_t)> around = [&](size_t i) {
-    while (i < t.loops.size() && (t.loops[i] == t.outer || t.loops[i] == t.inner)) ++i;
+    while (i < t.loops.size() && (t.loops[i] == &outer_loop || t.loops[i] == &inner_loop)) ++i;
     if (i == t.loops.size()) {
       two_axes();
       return;

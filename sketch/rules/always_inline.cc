@@ -14,11 +14,9 @@ class AlwaysInlineRule : public SketchRule {
  public:
   std::string name() const override { return "always_inline"; }
   RuleCondition condition(const SketchTask&, const State& s, int stage) const override {
-    const Stage& st = s.stage(stage);
-    if (st.op->is_placeholder || is_output(s, stage) || has_reduce_iter(st)) return RuleCondition::kSkip;
     // A cache stage is a copy made on purpose (a packed input, a GPU shared
     // fetch), and a stage a rule already attached has its place.
-    if (st.scope != BufferScope::kGlobal || st.compute_at != ComputeAtKind::kRoot) return RuleCondition::kSkip;
+    if (!unplaced_compute_stage(s, stage)) return RuleCondition::kSkip;
     if (effective_consumers(s, stage).empty()) return RuleCondition::kSkip;
     return is_strictly_inlineable(s, stage) ? RuleCondition::kApplyAndSkipRest : RuleCondition::kSkip;
   }

@@ -22,10 +22,7 @@ class InlineBroadcastCopyRule : public SketchRule {
 
   RuleCondition condition(const SketchTask& task, const State& s, int stage) const override {
     if (task.is_gpu || !task.settings.inline_broadcast_copies) return RuleCondition::kSkip;
-    const Stage& st = s.stage(stage);
-    if (st.op->is_placeholder || is_output(s, stage) || has_reduce_iter(st)) return RuleCondition::kSkip;
-    if (st.scope != BufferScope::kGlobal || st.compute_at != ComputeAtKind::kRoot) return RuleCondition::kSkip;
-    if (!is_data_movement(s, stage)) return RuleCondition::kSkip;
+    if (!unplaced_compute_stage(s, stage) || !is_data_movement(s, stage)) return RuleCondition::kSkip;
     const std::vector<int> consumers = effective_consumers(s, stage);
     if (consumers.size() != 1) return RuleCondition::kSkip;
     const int reader = consumers[0];

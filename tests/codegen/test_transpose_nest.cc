@@ -1,6 +1,7 @@
 // Which loop nests are transposing copies (codegen/transpose_nest.h).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -20,13 +21,19 @@ Stmt transpose(int64_t m, int64_t n, int64_t stride, ForKind inner_kind = ForKin
                   make_for(l, n, inner_kind, make_store("dst", Expr(k) * n + l, ld("src", Expr(l) * stride + k))));
 }
 
+// for k in 0..32: for l in 0..32: body(k, l).
+Stmt nest32(const std::function<Stmt(const Var&, const Var&)>& body, ForKind outer_kind = ForKind::kSerial) {
+  Var k = make_var("k", 32), l = make_var("l", 32);
+  return make_for(k, 32, outer_kind, make_for(l, 32, ForKind::kSerial, body(k, l)));
+}
+
 TEST(TransposeNest, ACopyContiguousAlongOtherLoopsOnEachSideMatches) {
   Stmt s = transpose(64, 64, 768);
   auto t = match_transpose_nest(s, 16);
   ASSERT_TRUE(t.has_value());
-  EXPECT_EQ(t->outer, s.get());
-  EXPECT_EQ(t->store_axis, t->inner);
-  EXPECT_EQ(t->load_axis, t->outer);
+  EXPECT_EQ(t->outer(), s.get());
+  EXPECT_EQ(t->store_axis, t->inner());
+  EXPECT_EQ(t->load_axis, t->outer());
 }
 
 TEST(TransposeNest, TheStoreMayBeContiguousAlongTheOuterLoop) {
@@ -36,8 +43,8 @@ TEST(TransposeNest, TheStoreMayBeContiguousAlongTheOuterLoop) {
                     make_for(l, 20, ForKind::kSerial, make_store("dst", Expr(l) * 32 + k, ld("src", Expr(k) * 20 + l))));
   auto t = match_transpose_nest(s, 16);
   ASSERT_TRUE(t.has_value());
-  EXPECT_EQ(t->store_axis, t->outer);
-  EXPECT_EQ(t->load_axis, t->inner);
+  EXPECT_EQ(t->store_axis, t->outer());
+  EXPECT_EQ(t->load_axis, t->inner());
 }
 
 TEST(TransposeNest, AVectorizedInnerLoopMatches) {
@@ -48,6 +55,11 @@ TEST(TransposeNest, ExtentsBelowTheWidthDoNotMatch) {
   EXPECT_FALSE(match_transpose_nest(transpose(15, 64, 64), 16).has_value());
   EXPECT_FALSE(match_transpose_nest(transpose(64, 15, 64), 16).has_value());
   EXPECT_TRUE(match_transpose_nest(transpose(64, 15, 64), 8).has_value());
+}
+
+TEST(TransposeNest, AWidthThatIsNotAPowerOfTwoDoesNotMatch) {
+  // The transpose network works on power-of-two tiles.
+  EXPECT_FALSE(match_transpose_nest(transpose(64, 64, 64), 12).has_value());
 }
 
 // conv[j, k, l] = local[k, l, j]: a channels-last tile written out as
@@ -66,8 +78,8 @@ TEST(TransposeNest, ALoopBetweenTheTwoAxesRunsAroundTheTiles) {
   auto t = match_transpose_nest(s, 16);
   ASSERT_TRUE(t.has_value());
   ASSERT_EQ(t->loops.size(), 3u);
-  EXPECT_EQ(t->outer, t->loops[0]);
-  EXPECT_EQ(t->inner, t->loops[2]);
+  EXPECT_EQ(t->outer(), t->loops[0]);
+  EXPECT_EQ(t->inner(), t->loops[2]);
   EXPECT_EQ(t->load_axis, t->loops[0]);
   EXPECT_EQ(t->store_axis, t->loops[2]);
 }
@@ -83,9 +95,9 @@ TEST(TransposeNest, ALoopTheStoreDoesNotMoveAlongDoesNotMatch) {
 }
 
 TEST(TransposeNest, APlainCopyDoesNotMatch) {
-  Var k = make_var("k", 32), l = make_var("l", 32);
-  Stmt s = make_for(k, 32, ForKind::kSerial,
-                    make_for(l, 32, ForKind::kSerial, make_store("dst", Expr(k) * 32 + l, ld("src", Expr(k) * 32 + l))));
+  Stmt s = nest32([](const Var& k, const Var& l) {
+    return make_store("dst", Expr(k) * 32 + l, ld("src", Expr(k) * 32 + l));
+  });
   EXPECT_FALSE(match_transpose_nest(s, 16).has_value());
 }
 
@@ -96,15 +108,14 @@ TEST(TransposeNest, AStridedCopyWhoseRowsOverlapDoesNotMatch) {
 }
 
 TEST(TransposeNest, ComputedValuesGuardsAndParallelLoopsDoNotMatch) {
-  Var k = make_var("k", 32), l = make_var("l", 32);
-  Expr dst = Expr(k) * 32 + l, src = Expr(l) * 32 + k;
-  Stmt computed = make_for(k, 32, ForKind::kSerial,
-                           make_for(l, 32, ForKind::kSerial, make_store("dst", dst, ld("src", src) * 2.0f)));
-  Stmt guarded = make_for(
-      k, 32, ForKind::kSerial,
-      make_for(l, 32, ForKind::kSerial, make_if(Expr(l) < 30, make_store("dst", dst, ld("src", src)))));
-  Stmt parallel = make_for(k, 32, ForKind::kParallel,
-                           make_for(l, 32, ForKind::kSerial, make_store("dst", dst, ld("src", src))));
+  auto dst = [](const Var& k, const Var& l) { return Expr(k) * 32 + l; };
+  auto src = [](const Var& k, const Var& l) { return ld("src", Expr(l) * 32 + k); };
+  Stmt computed = nest32([&](const Var& k, const Var& l) { return make_store("dst", dst(k, l), src(k, l) * 2.0f); });
+  Stmt guarded = nest32([&](const Var& k, const Var& l) {
+    return make_if(Expr(l) < 30, make_store("dst", dst(k, l), src(k, l)));
+  });
+  Stmt parallel = nest32([&](const Var& k, const Var& l) { return make_store("dst", dst(k, l), src(k, l)); },
+                         ForKind::kParallel);
   EXPECT_FALSE(match_transpose_nest(computed, 16).has_value());
   EXPECT_FALSE(match_transpose_nest(guarded, 16).has_value());
   EXPECT_FALSE(match_transpose_nest(parallel, 16).has_value());
@@ -112,16 +123,16 @@ TEST(TransposeNest, ComputedValuesGuardsAndParallelLoopsDoNotMatch) {
 
 TEST(TransposeNest, StoresThatOverlapAcrossRowsDoNotMatch) {
   // dst[k * 8 + l] over l in 0..32: rows 8 apart but 32 long.
-  Var k = make_var("k", 32), l = make_var("l", 32);
-  Stmt s = make_for(k, 32, ForKind::kSerial,
-                    make_for(l, 32, ForKind::kSerial, make_store("dst", Expr(k) * 8 + l, ld("src", Expr(l) * 32 + k))));
+  Stmt s = nest32([](const Var& k, const Var& l) {
+    return make_store("dst", Expr(k) * 8 + l, ld("src", Expr(l) * 32 + k));
+  });
   EXPECT_FALSE(match_transpose_nest(s, 16).has_value());
 }
 
 TEST(TransposeNest, AnInPlaceTransposeDoesNotMatch) {
-  Var k = make_var("k", 32), l = make_var("l", 32);
-  Stmt s = make_for(k, 32, ForKind::kSerial,
-                    make_for(l, 32, ForKind::kSerial, make_store("src", Expr(k) * 32 + l, ld("src", Expr(l) * 32 + k))));
+  Stmt s = nest32([](const Var& k, const Var& l) {
+    return make_store("src", Expr(k) * 32 + l, ld("src", Expr(l) * 32 + k));
+  });
   EXPECT_FALSE(match_transpose_nest(s, 16).has_value());
 }
 
