@@ -30,11 +30,11 @@ struct TransposeNest {
 
 // `loop` starts a perfect nest (each loop's body one loop, the innermost's
 // one store) that is a transposing copy holding at least one `width` x
-// `width` tile (`width` a power of two, as transpose_network needs): the store is of a float load from another buffer, both
-// indices affine in every loop variable without loads, stride 1 of the
-// store along one loop and of the load along another, the load stepping at
-// least `width` along the store's loop, and no two iterations store to one
-// element.
+// `width` tile (`width` a power of two, as transpose_network needs): the
+// store is of a float load from another buffer, both indices affine in
+// every loop variable without loads, stride 1 of the store along one loop
+// and of the load along another, the load stepping at least `width` along
+// the store's loop, and no two iterations store to one element.
 // Parallel loops and bodies with guards or more statements do not qualify.
 std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int width);
 
