@@ -1,5 +1,6 @@
 #include "experiments/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -44,13 +45,19 @@ const BaselineResult* TaskReport::best_baseline_as_given() const { return fastes
 double TaskReport::ratio() const { return ratio_to(best_baseline()); }
 double TaskReport::ratio_as_given() const { return ratio_to(best_baseline_as_given()); }
 
-double TaskReport::ratio_to(const BaselineResult* b) const {
-  if (!b || loom_s <= 0) return 0;
-  const size_t index = static_cast<size_t>(b - baselines.data());
+std::vector<double> TaskReport::paired_ratios(const BaselineResult* b) const {
   std::vector<double> paired;
+  if (!b) return paired;
+  const size_t index = static_cast<size_t>(b - baselines.data());
   if (index < baseline_rounds.size() && baseline_rounds[index].size() == loom_rounds.size())
     for (size_t k = 0; k < loom_rounds.size(); ++k)
       if (loom_rounds[k] > 0 && baseline_rounds[index][k] > 0) paired.push_back(baseline_rounds[index][k] / loom_rounds[k]);
+  return paired;
+}
+
+double TaskReport::ratio_to(const BaselineResult* b) const {
+  if (!b || loom_s <= 0) return 0;
+  std::vector<double> paired = paired_ratios(b);
   // Without per-round times (a report built elsewhere): the medians' ratio.
   return paired.empty() ? b->median_s / loom_s : median(std::move(paired));
 }
@@ -75,6 +82,38 @@ void TaskReport::summarize_rounds() {
   median_of_positive(loom_rounds, &loom_s);
   for (size_t i = 0; i < baselines.size() && i < baseline_rounds.size(); ++i)
     median_of_positive(baseline_rounds[i], &baselines[i].median_s);
+}
+
+std::string TaskReport::unsteady() const {
+  char buf[320];
+  std::string out;
+  auto note = [&](const std::string& text) { out += (out.empty() ? "" : "; ") + text; };
+  const BaselineResult* seen = nullptr;
+  for (const BaselineResult* b : {best_baseline(), best_baseline_as_given()}) {
+    if (!b || b == seen) continue;
+    seen = b;
+    std::vector<double> r = paired_ratios(b);
+    if (r.size() < 2) continue;
+    std::sort(r.begin(), r.end());
+    // The quartiles (linear interpolation; the extremes for 2 or 3 rounds).
+    auto quantile = [&](double p) {
+      const double x = p * static_cast<double>(r.size() - 1);
+      const size_t i = static_cast<size_t>(x);
+      return i + 1 < r.size() ? r[i] + (x - static_cast<double>(i)) * (r[i + 1] - r[i]) : r[i];
+    };
+    const double q1 = r.size() > 3 ? quantile(0.25) : r.front(), q3 = r.size() > 3 ? quantile(0.75) : r.back();
+    if (q3 > kMaxRatioSpread * q1) {
+      std::snprintf(buf, sizeof buf, "the middle half of its per-round ratios to %s spans %.2f-%.2f",
+                    baseline_name(b).c_str(), q1, q3);
+      note(buf);
+    }
+  }
+  if (tuned_s > 0 && loom_s > kMaxSlowdownFromTuning * tuned_s) {
+    std::snprintf(buf, sizeof buf, "Loom ran at %.2f of its speed in the log (%.3f ms there, %.3f ms now)",
+                  tuned_s / loom_s, tuned_s * 1e3, loom_s * 1e3);
+    note(buf);
+  }
+  return out;
 }
 
 namespace {
@@ -133,6 +172,7 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
     const ProgramCost best_prog = best_program(records, key);
     const MeasureRecord* best_rec = best_prog.record;
     if (!best_rec) r.loom_error = "no valid record in the log";
+    else r.tuned_s = best_prog.cost_s;
 
     // A network's task: the baselines compute its main operator (the
     // registry workload equivalent to it), on that workload's own data.
@@ -185,9 +225,11 @@ std::string write_report(const ExperimentConfig& cfg, const std::vector<TaskRepo
         "| best baseline, inputs as given | its GFLOP/s | Loom / it | trials | tuning time (s) |\n"
      << "|---|---|---|---|---|---|---|---|---|---|\n";
   csv << "task,workload,flops,weight,loom_ms,loom_gflops,baseline,baseline_ms,baseline_gflops,ratio,"
-         "baseline_as_given,baseline_as_given_ms,baseline_as_given_gflops,ratio_as_given,trials,tuning_s\n";
+         "baseline_as_given,baseline_as_given_ms,baseline_as_given_gflops,ratio_as_given,trials,tuning_s,loom_tuned_ms,"
+         "unsteady\n";
   curves << "task,trials,best_gflops\n";
   char buf[1024];
+  std::string unsteady_notes;
   for (const auto& r : reports) {
     const BaselineResult* b = r.best_baseline();
     const BaselineResult* given = r.best_baseline_as_given();
@@ -196,14 +238,20 @@ std::string write_report(const ExperimentConfig& cfg, const std::vector<TaskRepo
                   ratio_text(r.ratio()).c_str(), baseline_name(given).c_str(), given ? given->gflops(r.flops) : 0.0,
                   ratio_text(r.ratio_as_given()).c_str(), r.trials, r.tuning_s);
     md << buf;
-    std::snprintf(buf, sizeof buf, "\"%s\",%s,%.0f,%g,%.6f,%.3f,\"%s\",%.6f,%.3f,%.4f,\"%s\",%.6f,%.3f,%.4f,%d,%.0f\n",
+    std::snprintf(buf, sizeof buf, "\"%s\",%s,%.0f,%g,%.6f,%.3f,\"%s\",%.6f,%.3f,%.4f,\"%s\",%.6f,%.3f,%.4f,%d,%.0f,%.6f,\"%s\"\n",
                   r.task.c_str(), r.workload.c_str(), r.flops, r.weight, r.loom_s * 1e3, r.loom_gflops(),
                   baseline_name(b).c_str(), b ? b->median_s * 1e3 : 0.0, b ? b->gflops(r.flops) : 0.0, r.ratio(),
                   baseline_name(given).c_str(), given ? given->median_s * 1e3 : 0.0, given ? given->gflops(r.flops) : 0.0,
-                  r.ratio_as_given(), r.trials, r.tuning_s);
+                  r.ratio_as_given(), r.trials, r.tuning_s, r.tuned_s * 1e3, r.unsteady().c_str());
     csv << buf;
+    if (!r.unsteady().empty()) unsteady_notes += "- " + r.task + ": " + r.unsteady() + "\n";
     for (const auto& [t, g] : r.curve) curves << "\"" << r.task << "\"," << t << "," << g << "\n";
   }
+  if (!unsteady_notes.empty())
+    md << "\nUnsteady (the middle half of a ratio's rounds spread past " << TaskReport::kMaxRatioSpread
+       << "x, or Loom re-measured below 1/" << TaskReport::kMaxSlowdownFromTuning
+       << " of its speed in the log; these ratios may not hold on a quiet machine):\n\n"
+       << unsteady_notes;
   // Baseline lines for the plot: the best baseline per task.
   std::ostringstream base_csv;
   base_csv << "task,baseline,gflops\n";

@@ -23,6 +23,7 @@ struct TaskReport {
   int trials = 0;
   double tuning_s = 0;         // first to last record of the task in the log
   double loom_s = 0;           // re-measured median of the best schedule (0: none)
+  double tuned_s = 0;          // its median over its measurements in the log (0: none)
   std::string loom_error;      // why there is no Loom figure
   std::vector<BaselineResult> baselines;  // medians over the interleaved rounds
   // Per interleaved round: Loom's time and each baseline's (parallel to
@@ -46,6 +47,21 @@ struct TaskReport {
   // Sets loom_s and every baseline's median_s to the median of its times
   // over the rounds (a side without any keeps its value).
   void summarize_rounds();
+  // Why the task's ratios may not hold on a quiet machine, "" when nothing
+  // says so: a ratio (to the fastest baseline, to the fastest as given)
+  // whose per-round values' upper quartile exceeds their lower one by more
+  // than kMaxRatioSpread (the load changed under the rounds, one side at a
+  // time; the extremes with 2-3 rounds), or Loom re-measured more than
+  // kMaxSlowdownFromTuning times slower than its median in the log (the
+  // machine is slower than during the tuning). A disturbed run on this
+  // shared machine took programs to 0.04-0.6 of their speed, one side of a
+  // round at a time; a quiet one moves a round's ratio by 5-10%.
+  std::string unsteady() const;
+  static constexpr double kMaxRatioSpread = 1.25;
+  static constexpr double kMaxSlowdownFromTuning = 1.5;
+  // The per-round ratios baseline time / Loom time for one of `baselines`,
+  // over the rounds where both gave a time.
+  std::vector<double> paired_ratios(const BaselineResult* b) const;
   std::vector<std::pair<int, double>> curve;  // (trials, best GFLOP/s so far)
 };
 

@@ -41,12 +41,17 @@ int report_verb(const Args& args) {
   auto reports = build_report(cfg, opts);
   std::printf("%-52s %10s %10s %8s %7s %9s  %s\n", "task", "Loom GF/s", "base GF/s", "ratio", "trials",
               "tuning s", "baseline");
+  int unsteady = 0;
   for (const auto& r : reports) {
     const BaselineResult* b = r.best_baseline();
     std::printf("%-52s %10.2f %10.2f %8.3f %7d %9.0f  %s\n", r.task.substr(0, 52).c_str(), r.loom_gflops(),
                 b ? b->gflops(r.flops) : 0.0, r.ratio(), r.trials, r.tuning_s,
                 baseline_name(b).c_str());
     if (!r.loom_error.empty()) std::printf("    loom: %s\n", r.loom_error.c_str());
+    if (!r.unsteady().empty()) {
+      std::printf("    unsteady: %s\n", r.unsteady().c_str());
+      ++unsteady;
+    }
     // Every variant: the fastest may have prepacked an input outside its
     // timing; the ratio against the fastest that read the inputs as given
     // (as Loom's programs do) is the like-for-like one.
@@ -58,6 +63,11 @@ int report_verb(const Args& args) {
                     x.gflops(r.flops), r.ratio_to(&x),
                     x.inputs_as_given ? "  (inputs as given)" : "  (an input prepacked outside the timing)");
   }
+  if (unsteady)
+    std::printf("warning: %d of %zu tasks ran unsteadily (above): the load changed under them, or was heavier than "
+                "during their tuning, so their ratios may not hold on a quiet machine; run the report again when "
+                "it is quieter, or with more --rounds\n",
+                unsteady, reports.size());
   write_report(cfg, reports);
   const bool plotted = plot(cfg, "plot_tuning.py", "tuning.png");
   std::printf("report: %s/report.md, report.csv, curves.csv%s\n", cfg.report_dir.c_str(),

@@ -100,5 +100,55 @@ TEST(Report, MediansComeFromTheRoundsThatGaveATime) {
   EXPECT_DOUBLE_EQ(r.ratio_as_given(), 0.5 * (0.015 / 0.016 + 0.019 / 0.018));
 }
 
+// Round-to-round noise of a quiet machine (5-10% on a round's ratio) is
+// not unsteadiness.
+TEST(Report, RatiosWithinTheSpreadAreSteady) {
+  TaskReport r = gemm_report();
+  r.loom_rounds = {0.016, 0.018, 0.0165};
+  r.baseline_rounds = {{0.015, 0.016, 0.017}, {0.0125, 0.014, 0.013}};
+  r.tuned_s = 0.015;
+  EXPECT_EQ(r.unsteady(), "");
+}
+
+TEST(Report, RatiosWhoseMiddleHalfSpreadsPastTheBoundAreUnsteady) {
+  TaskReport r = gemm_report();
+  r.loom_rounds = {0.016, 0.016, 0.016, 0.016, 0.016};
+  // The prepacked variant ran at half its speed in two rounds of five: the
+  // middle half of its ratios spans 0.78 to 1.56.
+  r.baseline_rounds = {{0.015, 0.015, 0.015, 0.015, 0.015}, {0.0125, 0.025, 0.0125, 0.025, 0.0125}};
+  r.summarize_rounds();
+  const std::string why = r.unsteady();
+  EXPECT_NE(why.find("ratios to onednn (B prepacked) spans 0.78-1.56"), std::string::npos) << why;
+  EXPECT_EQ(why.find("plain B"), std::string::npos) << why;  // steady
+}
+
+// One disturbed round in nine moves neither the median nor the quartiles.
+TEST(Report, OneOutlierRoundIsSteady) {
+  TaskReport r = gemm_report();
+  r.loom_rounds.assign(9, 0.016);
+  r.loom_rounds[4] = 0.16;
+  r.baseline_rounds = {std::vector<double>(9, 0.015), std::vector<double>(9, 0.0125)};
+  EXPECT_EQ(r.unsteady(), "");
+}
+
+// Only the reported ratios count: a slower variant that is neither the
+// fastest nor the fastest as given may be as noisy as it likes.
+TEST(Report, SpreadOfAVariantOutsideTheRatiosDoesNotCount) {
+  TaskReport r = gemm_report();
+  r.baselines.push_back(variant("slow", 0.05, true));
+  r.loom_rounds = {0.016, 0.016, 0.016};
+  r.baseline_rounds = {{0.015, 0.015, 0.015}, {0.0125, 0.0125, 0.0125}, {0.05, 0.5, 0.05}};
+  EXPECT_EQ(r.unsteady(), "");
+}
+
+TEST(Report, LoomFarBelowItsTunedSpeedIsUnsteady) {
+  TaskReport r = gemm_report();  // re-measured at 0.016 s
+  r.tuned_s = 0.010;             // the log's median of the same program
+  const std::string why = r.unsteady();
+  EXPECT_NE(why.find("Loom ran at 0.62 of its speed in the log"), std::string::npos) << why;
+  r.tuned_s = 0.012;
+  EXPECT_EQ(r.unsteady(), "");
+}
+
 }  // namespace
 }  // namespace loom
