@@ -41,6 +41,9 @@ std::vector<WeightedMutation> cpu_mutation_rules();
 std::vector<WeightedMutation> gpu_mutation_rules();
 
 std::shared_ptr<const MutationRule> make_tile_size_mutation();
+// Not in the lists: the search policy applies it to the best measured
+// states (search/search_policy.cc).
+std::shared_ptr<const MutationRule> make_innermost_length_mutation();
 std::shared_ptr<const MutationRule> make_compute_location_mutation();
 std::shared_ptr<const MutationRule> make_auto_unroll_mutation();
 std::shared_ptr<const MutationRule> make_parallel_granularity_mutation();

@@ -69,6 +69,46 @@ TEST(TileSizeMutation, ChangesExactlyOneSplitAndKeepsItsProduct) {
   EXPECT_EQ(m->steps().size(), s.steps().size());  // histories never grow
 }
 
+TEST(InnermostLengthMutation, ProducesCorrectPrograms) {
+  expect_mutations_valid(make_innermost_length_mutation(), small_task("matmul", R"({"M":24,"N":32,"K":18})"));
+}
+
+// From a power-of-two tiling of 512 the rows of a register tile reach 6 or
+// 7 in one step, tiles the tile-size mutation never makes; a vector loop of
+// whole vectors moves by whole vectors.
+TEST(InnermostLengthMutation, MovesOneInnermostLengthByOneOrTwoOrByWholeVectors) {
+  SketchTask task = small_task("matmul", R"({"M":512,"N":512,"K":512})", 1);
+  std::mt19937_64 rng(7);
+  std::vector<State> states = sample(task, 20, rng);
+  MutationContext ctx{task, rng};
+  int mutated = 0, leaves_the_divisors = 0;
+  for (const State& s : states) {
+    auto m = make_innermost_length_mutation()->apply(s, ctx);
+    if (!m) continue;
+    ++mutated;
+    int changed = 0;
+    for (size_t i = 0; i < s.steps().size(); ++i) {
+      auto* a = dynamic_cast<const SplitStep*>(s.steps()[i].get());
+      auto* b = dynamic_cast<const SplitStep*>(m->steps()[i].get());
+      if (!a || a->lengths == b->lengths) continue;
+      ++changed;
+      ASSERT_EQ(a->lengths.size(), b->lengths.size());
+      for (size_t k = 0; k + 1 < a->lengths.size(); ++k) EXPECT_EQ(a->lengths[k], b->lengths[k]);
+      const int64_t from = a->lengths.back(), to = b->lengths.back();
+      const int64_t step = from >= task.vector_width && from % task.vector_width == 0 ? task.vector_width : 1;
+      EXPECT_TRUE(to == from - 2 * step || to == from - step || to == from + step || to == from + 2 * step)
+          << from << " -> " << to;
+      int64_t prod = 1;
+      for (int64_t l : b->lengths) prod *= l;
+      EXPECT_LE(prod, b->extent);
+      if (b->extent % prod != 0) ++leaves_the_divisors;
+    }
+    EXPECT_EQ(changed, 1);
+  }
+  EXPECT_GT(mutated, 10);
+  EXPECT_GT(leaves_the_divisors, 0);
+}
+
 TEST(AutoUnrollMutation, ProducesCorrectPrograms) {
   expect_mutations_valid(make_auto_unroll_mutation(), small_task("conv2d", R"({"N":1,"C":3,"H":8,"W":8,"K":4})"));
 }

@@ -1,0 +1,54 @@
+// Innermost-length mutation: the innermost length of one split (the
+// register tile's rows, the vector loop's width, the inner reduction) moves
+// to a nearby value that need not divide the extent: by 1 or 2, or by a
+// whole vector when it is a multiple of the vector width (a vector loop
+// stays one of whole vectors). The last tile of the split is then partial
+// and guarded (tested once per tile, ir/full_tile.h).
+#include "ir/steps.h"
+#include "search/mutation_rule.h"
+#include "sketch/gpu/gpu_rules.h"
+
+namespace loom {
+namespace {
+
+class InnermostLengthMutation : public MutationRule {
+ public:
+  const char* name() const override { return "innermost_length"; }
+
+  std::optional<State> apply(const State& s, MutationContext& ctx) const override {
+    std::vector<size_t> splits;
+    for (size_t idx : steps_of_type<SplitStep>(s))
+      if (!is_cross_thread_split(s.steps(), idx)) splits.push_back(idx);  // a thread count, not a tile
+    if (splits.empty()) return std::nullopt;
+    const int64_t vw = ctx.task.vector_width;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      const size_t idx = splits[ctx.rng() % splits.size()];
+      const auto& sp = static_cast<const SplitStep&>(*s.steps()[idx]);
+      if (sp.lengths.empty()) continue;
+      const int64_t inner = sp.lengths.back();
+      static const int64_t kSteps[] = {-2, -1, 1, 2};
+      const int64_t step = inner >= vw && inner % vw == 0 ? vw : 1;
+      const int64_t next = inner + step * kSteps[ctx.rng() % 4];
+      if (next < 1 || next > ctx.task.settings.max_innermost_split_factor) continue;
+      std::vector<int64_t> lengths = sp.lengths;
+      lengths.back() = next;
+      int64_t prod = 1;
+      for (int64_t l : lengths) prod *= l;
+      if (prod > sp.extent) continue;
+      auto mutated = std::make_shared<SplitStep>(sp);
+      mutated->lengths = lengths;
+      std::vector<StepPtr> steps = s.steps();
+      steps[idx] = mutated;
+      if (auto r = replay_with(s, steps)) return r;
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const MutationRule> make_innermost_length_mutation() {
+  return std::make_shared<InnermostLengthMutation>();
+}
+
+}  // namespace loom
