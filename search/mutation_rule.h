@@ -51,6 +51,10 @@ std::shared_ptr<const MutationRule> make_parallel_granularity_mutation();
 // Shared by the rules: a state's DAG replayed through `steps` (its history
 // with some decisions edited); nullopt if that history no longer replays.
 std::optional<State> replay_with(const State& s, const std::vector<StepPtr>& steps);
+// The state with the split step at `split_step` given new lengths; nullopt
+// when they are its own, their product exceeds the extent, or the history
+// no longer replays.
+std::optional<State> replay_with_split_lengths(const State& s, size_t split_step, std::vector<int64_t> lengths);
 // Indices of steps of type T.
 template <typename T>
 std::vector<size_t> steps_of_type(const State& s) {

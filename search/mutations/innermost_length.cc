@@ -32,14 +32,7 @@ class InnermostLengthMutation : public MutationRule {
       if (next < 1 || next > ctx.task.settings.max_innermost_split_factor) continue;
       std::vector<int64_t> lengths = sp.lengths;
       lengths.back() = next;
-      int64_t prod = 1;
-      for (int64_t l : lengths) prod *= l;
-      if (prod > sp.extent) continue;
-      auto mutated = std::make_shared<SplitStep>(sp);
-      mutated->lengths = lengths;
-      std::vector<StepPtr> steps = s.steps();
-      steps[idx] = mutated;
-      if (auto r = replay_with(s, steps)) return r;
+      if (auto r = replay_with_split_lengths(s, idx, std::move(lengths))) return r;
     }
     return std::nullopt;
   }

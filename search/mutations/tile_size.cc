@@ -46,18 +46,10 @@ class TileSizeMutation : public MutationRule {
       levels[src] /= f;
       levels[dst] *= f;
       std::vector<int64_t> lengths(levels.begin() + 1, levels.end());
-      int64_t new_prod = 1;
-      for (int64_t l : lengths) new_prod *= l;
-      if (new_prod > sp.extent) continue;
       const int64_t max_inner = is_cross_thread_split(s.steps(), idx) ? GpuLimits().max_threads_per_block
                                                                        : ctx.task.settings.max_innermost_split_factor;
       if (lengths.back() > max_inner) continue;
-      if (lengths == sp.lengths) continue;
-      auto mutated = std::make_shared<SplitStep>(sp);
-      mutated->lengths = lengths;
-      std::vector<StepPtr> steps = s.steps();
-      steps[idx] = mutated;
-      if (auto r = replay_with(s, steps)) return r;
+      if (auto r = replay_with_split_lengths(s, idx, std::move(lengths))) return r;
     }
     return std::nullopt;
   }
