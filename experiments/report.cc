@@ -233,6 +233,7 @@ std::string write_report(const ExperimentConfig& cfg, const std::vector<TaskRepo
   for (const auto& r : reports) {
     const BaselineResult* b = r.best_baseline();
     const BaselineResult* given = r.best_baseline_as_given();
+    const std::string unsteady = r.unsteady();
     std::snprintf(buf, sizeof buf, "| %s | %.2f | %s | %.2f | %s | %s | %.2f | %s | %d | %.0f |\n", r.task.c_str(),
                   r.loom_gflops(), baseline_name(b).c_str(), b ? b->gflops(r.flops) : 0.0,
                   ratio_text(r.ratio()).c_str(), baseline_name(given).c_str(), given ? given->gflops(r.flops) : 0.0,
@@ -242,9 +243,9 @@ std::string write_report(const ExperimentConfig& cfg, const std::vector<TaskRepo
                   r.task.c_str(), r.workload.c_str(), r.flops, r.weight, r.loom_s * 1e3, r.loom_gflops(),
                   baseline_name(b).c_str(), b ? b->median_s * 1e3 : 0.0, b ? b->gflops(r.flops) : 0.0, r.ratio(),
                   baseline_name(given).c_str(), given ? given->median_s * 1e3 : 0.0, given ? given->gflops(r.flops) : 0.0,
-                  r.ratio_as_given(), r.trials, r.tuning_s, r.tuned_s * 1e3, r.unsteady().c_str());
+                  r.ratio_as_given(), r.trials, r.tuning_s, r.tuned_s * 1e3, unsteady.c_str());
     csv << buf;
-    if (!r.unsteady().empty()) unsteady_notes += "- " + r.task + ": " + r.unsteady() + "\n";
+    if (!unsteady.empty()) unsteady_notes += "- " + r.task + ": " + unsteady + "\n";
     for (const auto& [t, g] : r.curve) curves << "\"" << r.task << "\"," << t << "," << g << "\n";
   }
   if (!unsteady_notes.empty())

@@ -48,8 +48,8 @@ int report_verb(const Args& args) {
                 b ? b->gflops(r.flops) : 0.0, r.ratio(), r.trials, r.tuning_s,
                 baseline_name(b).c_str());
     if (!r.loom_error.empty()) std::printf("    loom: %s\n", r.loom_error.c_str());
-    if (!r.unsteady().empty()) {
-      std::printf("    unsteady: %s\n", r.unsteady().c_str());
+    if (const std::string why = r.unsteady(); !why.empty()) {
+      std::printf("    unsteady: %s\n", why.c_str());
       ++unsteady;
     }
     // Every variant: the fastest may have prepacked an input outside its

@@ -61,7 +61,8 @@ void compare_with_onednn(const Task& task, Measurer& measurer, const State& stat
   if (given && given != best)
     std::printf(", %.1f%% of oneDNN (%s)", 100.0 * cmp.ratio_as_given(), given->variant.c_str());
   std::printf("\n");
-  if (!cmp.unsteady().empty()) std::printf("unsteady: %s: these ratios may not hold on a quiet machine\n", cmp.unsteady().c_str());
+  if (const std::string why = cmp.unsteady(); !why.empty())
+    std::printf("unsteady: %s: these ratios may not hold on a quiet machine\n", why.c_str());
 }
 
 }  // namespace
