@@ -56,21 +56,23 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
   sample_seconds_ = seconds_since(t0);
   population.insert(population.end(), fresh.begin(), fresh.end());
 
-  int n_random = static_cast<int>(n * settings_.eps_greedy);
-  int n_best = n - n_random;
-  std::vector<State> out = evolution_.run(population, score, n_best, measured_, rng_);
+  // Besides the model's picks: neighbours of the best measured states by one
+  // innermost length (CPU; as many as half the eps-greedy share, rounded
+  // up), chosen without the model. A model ranks low the tiles it has not
+  // seen measured, so the search never proposes them: a 512^3 matmul's
+  // register tiles of 6 or 7 rows x 64 (24-28 accumulators, no divisor of
+  // 512 gives them) ran 13-17% faster than its best power-of-two tile
+  // (8 x 32), and only this found them. They come out of the model's share:
+  // taken from the random samples, they cost a grouped conv's search 13%.
+  const int n_random = static_cast<int>(n * settings_.eps_greedy);
+  const int n_neighbours = sketch_policy_.task().is_gpu ? 0 : (n_random + 1) / 2;
+  std::vector<State> out =
+      evolution_.run(population, score, std::max(0, n - n_random - n_neighbours), measured_, rng_);
   std::unordered_set<std::string> chosen;
   for (const auto& s : out) chosen.insert(state_key(s));
-  // Half the eps-greedy share (rounded up; CPU): neighbours of the best
-  // measured states by one innermost length, chosen without the model. A
-  // model ranks low the tiles it has not seen measured, so the search never
-  // proposes them: a 512^3 matmul's register tiles of 6 or 7 rows x 64
-  // (24-28 accumulators, no divisor of 512 gives them) ran 13-17% faster
-  // than its best power-of-two tile (8 x 32), and only this found them.
-  if (!sketch_policy_.task().is_gpu) {
+  if (n_neighbours > 0) {
     static const auto rule = make_innermost_length_mutation();
     MutationContext ctx{sketch_policy_.task(), rng_};
-    const int n_neighbours = (n_random + 1) / 2;
     const int top = std::min<int>(4, static_cast<int>(measured_good_.size()));
     for (int k = 0, added = 0; top > 0 && k < 8 * n_neighbours && added < n_neighbours &&
                                static_cast<int>(out.size()) < n; ++k) {

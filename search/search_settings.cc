@@ -39,10 +39,9 @@ const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
       {"num_trials", &S::num_trials, 1, 1e7, "measurements in total, all tasks together"},
       {"measures_per_round", &S::measures_per_round, 1, 1e5,
-       "measured per round: the top predicted states not measured before, plus `eps_greedy` chosen without the model"},
-      {"eps_greedy", &S::eps_greedy, 0, 1,
-       "share of states per round chosen without the model: half (rounded up; CPU) neighbours of the best measured "
-       "programs by one innermost tile length, the rest random"},
+       "measured per round: the top predicted states not measured before, neighbours of the best measured programs "
+       "by one innermost tile length (CPU: half as many as the random ones, rounded up), and `eps_greedy` random"},
+      {"eps_greedy", &S::eps_greedy, 0, 1, "share of states per round sampled at random (without the model)"},
       {"population", &S::population, 1, 1e6, "evolutionary population"},
       {"generations", &S::generations, 0, 1000, "evolutionary generations per round"},
       {"mutation_prob", &S::mutation_prob, 0, 1, "probability that a child is a mutation of a parent"},
