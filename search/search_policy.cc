@@ -30,16 +30,22 @@ SearchPolicy::SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_t
 std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
   using Clock = std::chrono::steady_clock;
   rng_.seed(round_seed(seed_, trials_));
+  std::vector<State> out;
+  std::unordered_set<std::string> chosen;
+  // Adds s to the batch unless it was measured or is in the batch already.
+  auto take = [&](State s) {
+    std::string key = state_key(s);
+    if (measured_.count(key) || !chosen.insert(key).second) return false;
+    out.push_back(std::move(s));
+    return true;
+  };
   if (settings_.strategy == SearchStrategy::kRandom) {
     // Pure random search (the ablation baseline): fresh samples only.
     auto t0 = Clock::now();
-    std::vector<State> out;
-    std::unordered_set<std::string> chosen;
     for (int attempt = 0; attempt < 8 && static_cast<int>(out.size()) < n; ++attempt) {
       for (auto& s : sketch_policy_.sample(n, rng_)) {
         if (static_cast<int>(out.size()) >= n) break;
-        std::string key = state_key(s);
-        if (!measured_.count(key) && chosen.insert(key).second) out.push_back(std::move(s));
+        take(std::move(s));
       }
     }
     sample_seconds_ = seconds_since(t0);
@@ -66,10 +72,8 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
   // taken from the random samples, they cost a grouped conv's search 13%.
   const int n_random = static_cast<int>(n * settings_.eps_greedy);
   const int n_neighbours = sketch_policy_.task().is_gpu ? 0 : (n_random + 1) / 2;
-  std::vector<State> out =
-      evolution_.run(population, score, std::max(0, n - n_random - n_neighbours), measured_, rng_);
-  std::unordered_set<std::string> chosen;
-  for (const auto& s : out) chosen.insert(state_key(s));
+  for (State& s : evolution_.run(population, score, std::max(0, n - n_random - n_neighbours), measured_, rng_))
+    take(std::move(s));
   if (n_neighbours > 0) {
     static const auto rule = make_innermost_length_mutation();
     MutationContext ctx{sketch_policy_.task(), rng_};
@@ -77,21 +81,14 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score) {
     for (int k = 0, added = 0; top > 0 && k < 8 * n_neighbours && added < n_neighbours &&
                                static_cast<int>(out.size()) < n; ++k) {
       auto m = rule->apply(measured_good_[k % top].second, ctx);
-      if (!m) continue;
-      std::string key = state_key(*m);
-      if (measured_.count(key) || !chosen.insert(key).second) continue;
-      out.push_back(std::move(*m));
-      ++added;
+      if (m && take(std::move(*m))) ++added;
     }
   }
   // eps-greedy: random fresh samples not measured and not already chosen.
   std::shuffle(fresh.begin(), fresh.end(), rng_);
   for (const auto& s : fresh) {
     if (static_cast<int>(out.size()) >= n) break;
-    std::string k = state_key(s);
-    if (measured_.count(k) || chosen.count(k)) continue;
-    chosen.insert(k);
-    out.push_back(s);
+    take(s);
   }
   return out;
 }
