@@ -2,11 +2,12 @@
 
 #include "codegen/reciprocal_divisors.h"
 #include "codegen/vector_reductions.h"
+#include "codegen/zero_padding_taps.h"
 
 namespace loom {
 
 LoweredFunc prepare_cpu_loops(const LoweredFunc& f, int vector_width) {
-  return multiply_by_reciprocals(vectorize_reduction_loops(f, vector_width));
+  return multiply_by_reciprocals(vectorize_reduction_loops(skip_zero_padding_taps(f), vector_width));
 }
 
 }  // namespace loom

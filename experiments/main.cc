@@ -13,7 +13,7 @@ namespace {
 // Every verb, in the order `loom help` shows them.
 const Verb kVerbs[] = {
     {"workloads", "loom workloads", "list the registered workloads and their parameters", workloads_verb},
-    {"run", "loom run FILE.json [--print-ir] [--print-asm] [--repeat N] [--min-repeat-ms MS] [--threads N] [--compare-onednn [--rounds N]]",
+    {"run", "loom run FILE.json [--print-ir] [--print-asm] [--repeat N] [--min-repeat-ms MS] [--quiet-wait-ms MS] [--threads N] [--compare-onednn [--rounds N]]",
      "lower, compile (LLVM), check and time one schedule", run_verb},
     {"measure", "loom measure FILE.json [--log PATH] [--repeat N] [--min-repeat-ms MS] [--threads N] [--flush]",
      "measure several schedules of a task in worker processes (the tuner's path)", measure_verb},
@@ -21,7 +21,7 @@ const Verb kVerbs[] = {
      "tune every task of an experiment config (log written as it goes; Ctrl-C stops cleanly); "
      "--distributed under mpirun: rank 0 tunes, the other ranks measure",
      tune_verb},
-    {"report", "loom report CONFIG.json [--rounds N] [--min-repeat-ms MS] [--no-remeasure]",
+    {"report", "loom report CONFIG.json [--rounds N] [--min-repeat-ms MS] [--quiet-wait-ms MS] [--no-remeasure]",
      "best Loom schedule vs the baselines per task, re-measured interleaved; CSV, Markdown, tuning-curve PNG",
      report_verb},
     {"export", "loom export CONFIG.json... [--check [--cc COMPILER]... [--rounds N]]",

@@ -141,11 +141,13 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
   if (std::filesystem::exists(cfg.log_path)) records = load_records(cfg.log_path);
   MeasureOptions mopts = cfg.measure;
   if (opts.min_repeat_ms > 0) mopts.min_repeat_ms = opts.min_repeat_ms;
+  mopts.quiet_wait_ms = opts.quiet_wait_ms;
   Measurer measurer(mopts);
   TimingOptions timing;
   timing.repeat = mopts.repeat;
   timing.min_repeat_ms = mopts.min_repeat_ms;
   timing.flush_cache = mopts.flush_cache;  // the baselines as Loom's programs
+  timing.quiet_wait_ms = mopts.quiet_wait_ms;
   std::vector<TaskReport> out;
   for (const auto& ct : cfg.tasks) {
     const Task& task = ct.task;

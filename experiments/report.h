@@ -72,6 +72,11 @@ struct ReportOptions {
   // baselines alike); 0 = the config's measure.min_repeat_ms. Longer groups
   // steady the comparison on a shared machine.
   double min_repeat_ms = 0;
+  // Time one measurement (Loom's or a baseline's) may spend waiting for a
+  // quiet load probe and re-timing disturbed groups (measure/timing.h); 0:
+  // no probe. On a shared machine it keeps other processes' cache traffic
+  // out of the ratios.
+  double quiet_wait_ms = 2000;
 };
 
 std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOptions& opts);

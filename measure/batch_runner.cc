@@ -180,7 +180,8 @@ class BatchRunner {
       return true;
     }
     nlohmann::json req = {{"type", "time"}, {"id", s.cand}, {"repeat", opts_.repeat},
-                          {"min_repeat_ms", opts_.min_repeat_ms}, {"flush", opts_.flush_cache}};
+                          {"min_repeat_ms", opts_.min_repeat_ms}, {"flush", opts_.flush_cache},
+                          {"quiet_wait_ms", opts_.quiet_wait_ms}};
     s.phase = Phase::kTiming;
     timing_ = &s;
     if (!s.proc.send(req)) {
@@ -188,7 +189,8 @@ class BatchRunner {
       return true;
     }
     s.deadline = steady_seconds() + opts_.run_timeout_s +
-                 (opts_.repeat + 1) * (opts_.min_repeat_ms / 1e3 + 3 * s.once_s + 0.1);
+                 (opts_.repeat + 1) * (opts_.min_repeat_ms / 1e3 + 3 * s.once_s + 0.1) +
+                 2 * opts_.quiet_wait_ms / 1e3;
     return true;
   }
 

@@ -44,6 +44,9 @@ struct MeasureOptions {
   int repeat = 3;
   double min_repeat_ms = 20;
   bool flush_cache = false;  // evict the LLC before every timed run
+  // Time one measurement may spend waiting for, and re-timing groups until, a
+  // quiet load probe (measure/timing.h); 0: no probe.
+  double quiet_wait_ms = 0;
 
   // Limits. build: replay + lower + compile. run: the first (checking) run;
   // timing is then allowed run_timeout_s + (repeat + 1) * (min_repeat_ms +

@@ -1,10 +1,13 @@
 #include "measure/timing.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <optional>
 #include <thread>
+#include <vector>
 
 namespace loom {
 
@@ -22,7 +25,73 @@ void flush_cpu_cache() {
   sink = buf[buf.size() / 2];
 }
 
-std::vector<double> time_function(const std::function<void()>& fn, const TimingOptions& opts) {
+double load_probe() {
+  // 8 rows x 8 columns of multiply-adds over a 512-deep reduction, inputs
+  // 16 KiB + 2 KiB: the loads and register reuse of a tiled kernel.
+  constexpr int kRows = 8, kCols = 8, kDepth = 512, kWRows = 64;
+  static thread_local std::vector<float> x(kRows * kDepth, 1e-3f), w(kWRows * kCols, 1e-3f);
+  static volatile float sink;
+  float acc[kRows][kCols] = {};
+  const auto t0 = Clock::now();
+  int64_t reps = 0;
+  double elapsed = 0;
+  do {
+    for (int k = 0; k < kDepth; ++k) {
+      const float* wk = &w[(k % kWRows) * kCols];
+      for (int i = 0; i < kRows; ++i) {
+        const float xi = x[i * kDepth + k];
+        for (int c = 0; c < kCols; ++c) acc[i][c] += xi * wk[c];
+      }
+    }
+    ++reps;
+    elapsed = seconds_since(t0);
+  } while (elapsed < 2.5e-4);
+  float s = 0;
+  for (const auto& row : acc)
+    for (float v : row) s += v;
+  sink = s;
+  return static_cast<double>(reps) * kRows * kCols * kDepth / std::max(elapsed, 1e-9);
+}
+
+namespace {
+
+// The fastest load probe this process has seen (the real probe's).
+std::atomic<double> g_best_probe{0};
+
+// Quiet or disturbed, from probe speeds relative to the fastest seen.
+class ProbeWatch {
+ public:
+  explicit ProbeWatch(const std::function<double()>& probe) : probe_(probe) {
+    // A few probes first, so that the first group is not judged against
+    // nothing.
+    for (int i = 0; i < 4; ++i) quiet_now();
+  }
+  bool quiet_now() {
+    const double speed = probe_ ? probe_() : load_probe();
+    double best = probe_ ? local_best_ : g_best_probe.load(std::memory_order_relaxed);
+    if (speed > best) {
+      best = speed;
+      if (probe_) local_best_ = speed;
+      else g_best_probe.store(speed, std::memory_order_relaxed);  // a racing store loses little
+    }
+    return speed >= kQuietFraction * best;
+  }
+
+ private:
+  const std::function<double()>& probe_;
+  double local_best_ = 0;
+};
+
+}  // namespace
+
+std::vector<double> time_function(const std::function<void()>& fn, const TimingOptions& opts, TimingStats* stats,
+                                  const std::function<double()>& probe) {
+  TimingStats st;
+  const double budget_s = opts.quiet_wait_ms / 1e3;
+  const auto t_probe0 = Clock::now();
+  std::optional<ProbeWatch> watch;
+  if (budget_s > 0) watch.emplace(probe);
+  double spent_s = seconds_since(t_probe0);  // probing, waiting, groups timed again
   double flush_s = 0;
   if (opts.flush_cache) {
     auto tf = Clock::now();
@@ -36,8 +105,7 @@ std::vector<double> time_function(const std::function<void()>& fn, const TimingO
   // min_repeat_ms: a tiny kernel must not multiply the flush cost.
   int per_group = static_cast<int>(std::ceil(opts.min_repeat_ms / 1e3 / (once + flush_s)));
   per_group = std::clamp(per_group, 1, opts.max_runs_per_group);
-  std::vector<double> out;
-  for (int g = 0; g < std::max(opts.repeat, 1); ++g) {
+  auto time_group = [&] {
     double total = 0;
     if (opts.flush_cache) {
       for (int r = 0; r < per_group; ++r) {
@@ -51,8 +119,41 @@ std::vector<double> time_function(const std::function<void()>& fn, const TimingO
       for (int r = 0; r < per_group; ++r) fn();
       total = seconds_since(t);
     }
-    out.push_back(total / per_group);
+    return total / per_group;
+  };
+  std::vector<double> out;
+  for (int g = 0; g < std::max(opts.repeat, 1); ++g) {
+    for (;;) {
+      bool quiet = true;
+      if (watch) {
+        const auto tw = Clock::now();
+        while (!(quiet = watch->quiet_now()) && spent_s + seconds_since(tw) < budget_s) {
+        }
+        spent_s += seconds_since(tw);
+      }
+      const auto tg = Clock::now();
+      const double cost = time_group();
+      const double group_s = seconds_since(tg);
+      if (watch) {
+        const auto ta = Clock::now();
+        quiet = watch->quiet_now() && quiet;
+        spent_s += seconds_since(ta);
+      }
+      if (quiet) {
+        out.push_back(cost);
+        break;
+      }
+      if (spent_s + group_s >= budget_s) {  // nothing left to wait with: it counts
+        ++st.disturbed_groups;
+        out.push_back(cost);
+        break;
+      }
+      ++st.retimed_groups;
+      spent_s += group_s;
+    }
   }
+  st.waited_s = spent_s;
+  if (stats) *stats = st;
   return out;
 }
 

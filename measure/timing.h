@@ -3,6 +3,19 @@
 // per run. Optionally the last-level cache is flushed before every run (then
 // the flush itself is excluded from the time, but counts towards the group's
 // min_repeat_ms so that flushing does not multiply a tiny kernel's wall time).
+//
+// On a shared machine another process on the core's sibling hyperthread
+// evicts the kernel's data from the first-level cache for seconds at a time:
+// register-tiled kernels then run up to a third slower (some more than
+// others, so the ratio of two programs moves too) while pure arithmetic is
+// not slowed. With quiet_wait_ms > 0 each group is bracketed by a load probe
+// (a register-tiled multiply-add loop over 16 KiB, a fraction of a
+// millisecond): before a group, probes run until one is quiet (at least
+// kQuietFraction of the fastest probe this process has seen); a group whose
+// probe after it is disturbed is timed again. quiet_wait_ms bounds the time
+// one measurement spends waiting and re-timing; once it is spent the groups
+// count as timed. The probe runs on the calling thread, so with a
+// multi-threaded kernel it watches that thread's core only.
 #pragma once
 
 #include <chrono>
@@ -16,10 +29,25 @@ struct TimingOptions {
   double min_repeat_ms = 100;  // minimum duration of one group
   bool flush_cache = false;    // evict caches before each run
   int max_runs_per_group = 1 << 20;
+  double quiet_wait_ms = 0;    // 0: no probe
 };
 
+// What the probe saw during one time_function call.
+struct TimingStats {
+  int disturbed_groups = 0;  // groups kept although their probe was disturbed
+  int retimed_groups = 0;    // groups timed again after a disturbed probe
+  double waited_s = 0;       // probing, waiting and re-timing
+};
+
+inline constexpr double kQuietFraction = 0.9;
+
 // Seconds per run, one entry per group.
-std::vector<double> time_function(const std::function<void()>& fn, const TimingOptions& opts);
+// `probe` (tests): replaces the load probe; returns a speed, higher is faster.
+std::vector<double> time_function(const std::function<void()>& fn, const TimingOptions& opts,
+                                  TimingStats* stats = nullptr, const std::function<double()>& probe = {});
+
+// One run of the load probe: multiply-adds per second.
+double load_probe();
 
 double median(std::vector<double> v);
 

@@ -30,13 +30,14 @@ int report_verb(const Args& args) {
   ReportOptions opts;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--rounds") opts.rounds = int_flag(args, i, "--rounds");
+    else if (args[i] == "--quiet-wait-ms") opts.quiet_wait_ms = int_flag(args, i, "--quiet-wait-ms", 0);
     else if (args[i] == "--no-remeasure") opts.remeasure = false;
     else if (args[i] == "--min-repeat-ms") opts.min_repeat_ms = int_flag(args, i, "--min-repeat-ms");
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
     else if (file.empty()) file = args[i];
     else throw LoomError("report takes one CONFIG.json");
   }
-  if (file.empty()) throw LoomError("usage: loom report CONFIG.json [--rounds N] [--min-repeat-ms MS] [--no-remeasure]");
+  if (file.empty()) throw LoomError("usage: loom report CONFIG.json [--rounds N] [--min-repeat-ms MS] [--quiet-wait-ms MS] [--no-remeasure]");
   ExperimentConfig cfg = ExperimentConfig::load(file);
   auto reports = build_report(cfg, opts);
   std::printf("%-52s %10s %10s %8s %7s %9s  %s\n", "task", "Loom GF/s", "base GF/s", "ratio", "trials",

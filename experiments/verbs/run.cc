@@ -74,6 +74,7 @@ int run_verb(const Args& args) {
   TimingOptions timing;
   timing.repeat = 5;
   timing.min_repeat_ms = 100;
+  timing.quiet_wait_ms = 2000;  // as `loom report` (experiments/report.h)
   int threads_override = 0;
   int compare_rounds = 0;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -83,6 +84,7 @@ int run_verb(const Args& args) {
     else if (args[i] == "--rounds") compare_rounds = int_flag(args, i, "--rounds");
     else if (args[i] == "--repeat") timing.repeat = int_flag(args, i, "--repeat");
     else if (args[i] == "--min-repeat-ms") timing.min_repeat_ms = int_flag(args, i, "--min-repeat-ms");
+    else if (args[i] == "--quiet-wait-ms") timing.quiet_wait_ms = int_flag(args, i, "--quiet-wait-ms", 0);
     else if (args[i] == "--threads") threads_override = int_flag(args, i, "--threads");
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
     else if (file.empty()) file = args[i];
@@ -119,6 +121,7 @@ int run_verb(const Args& args) {
   MeasureOptions mopts;
   mopts.repeat = timing.repeat;
   mopts.min_repeat_ms = timing.min_repeat_ms;
+  mopts.quiet_wait_ms = timing.quiet_wait_ms;
   mopts.n_parallel_builds = 1;
   mopts.run_timeout_s = 120;  // naive schedules of big workloads are slow
   mopts.loud_wrong_results = false;  // reported below

@@ -273,6 +273,7 @@ bool WorkerSession::time(const nlohmann::json& req, const Reply& reply) {
   o.repeat = req.value("repeat", 3);
   o.min_repeat_ms = req.value("min_repeat_ms", 20.0);
   o.flush_cache = req.value("flush", false);
+  o.quiet_wait_ms = req.value("quiet_wait_ms", 0.0);
   auto t0 = Clock::now();
   const CompiledKernel& k = *kernel_;
   float* const* args = args_.data();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/c_compile.h"
+#include "codegen/c_source.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "ir/stmt.h"
 #include "tests/support/loop_nest.h"
@@ -56,6 +57,29 @@ inline void expect_matches_c(const LoweredFunc& f, const LLVMCompileOptions& opt
           << f.args[i].name << "[" << k << "] in " << f.name;
     }
   }
+}
+
+// The JIT (which applies the passes) and the vector C source (likewise)
+// against the scalar C of `f` as given; `tol` relative to the magnitude of
+// the terms, since the lanes sum in another order.
+inline void expect_rewritten_matches_oracle(const LoweredFunc& f, int width, float tol) {
+  auto oracle = CompiledCModule::from_func(f);
+  CSourceOptions vec;
+  vec.vector_width = width;
+  auto vector_c = CompiledCModule::from_func(f, vec);
+  LLVMCompileOptions lo;
+  lo.vector_width = width;
+  auto jit = compile_llvm(f, lo);
+  auto want = random_args(f), got_c = random_args(f), got_jit = random_args(f);
+  oracle.run(ptrs(want));
+  vector_c.run(ptrs(got_c));
+  (*jit)(ptrs(got_jit));
+  for (size_t i = 0; i < want.size(); ++i)
+    for (size_t k = 0; k < want[i].size(); ++k) {
+      const float y = want[i][k];
+      ASSERT_NEAR(got_jit[i][k], y, tol * (1.f + std::fabs(y))) << f.args[i].name << "[" << k << "] (JIT)";
+      ASSERT_NEAR(got_c[i][k], y, tol * (1.f + std::fabs(y))) << f.args[i].name << "[" << k << "] (C)";
+    }
 }
 
 }  // namespace loom::llvm_test

@@ -48,29 +48,6 @@ int count_divisions(const Stmt& body) {
   return n;
 }
 
-// The JIT (which applies the passes) and the vector C source (likewise)
-// against the scalar C of `f` as given; `tol` relative to the magnitude of
-// the terms, since the lanes sum in another order.
-void expect_rewritten_matches_oracle(const LoweredFunc& f, int width, float tol) {
-  auto oracle = CompiledCModule::from_func(f);
-  CSourceOptions vec;
-  vec.vector_width = width;
-  auto vector_c = CompiledCModule::from_func(f, vec);
-  LLVMCompileOptions lo;
-  lo.vector_width = width;
-  auto jit = compile_llvm(f, lo);
-  auto want = random_args(f), got_c = random_args(f), got_jit = random_args(f);
-  oracle.run(ptrs(want));
-  vector_c.run(ptrs(got_c));
-  (*jit)(ptrs(got_jit));
-  for (size_t i = 0; i < want.size(); ++i)
-    for (size_t k = 0; k < want[i].size(); ++k) {
-      const float y = want[i][k];
-      ASSERT_NEAR(got_jit[i][k], y, tol * (1.f + std::fabs(y))) << f.args[i].name << "[" << k << "] (JIT)";
-      ASSERT_NEAR(got_c[i][k], y, tol * (1.f + std::fabs(y))) << f.args[i].name << "[" << k << "] (C)";
-    }
-}
-
 // S[i] = S[i] op A[i, k] over k, for rows i: the shape of a row reduction.
 LoweredFunc row_reduction(int64_t rows, int64_t extent, ExprKind op) {
   Var i = make_var("i", rows), k = make_var("k", extent);

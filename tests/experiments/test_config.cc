@@ -114,6 +114,7 @@ TEST(Config, UnknownCostModel) {
 }
 TEST(Config, MeasureWrongType) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "measure": {"repeat": 2.5}})", "measure.repeat");
+  expect_error(R"({"tasks": [{"workload": "matmul"}], "measure": {"quiet_wait_ms": -1}})", "measure.quiet_wait_ms");
 }
 TEST(Config, UnknownBaseline) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "baselines": ["mkl"]})", "baselines[0]");

@@ -1,6 +1,9 @@
-// The idle wait that comparisons use between libraries (measure/timing.h).
+// The timing protocol's waits (measure/timing.h): for the process's own idle
+// threads, and for a quiet load probe.
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <vector>
 #include <thread>
 
 #include <time.h>
@@ -55,6 +58,68 @@ TEST(Timing, WaitForIdleThreadsGivesUpAfterItsLimit) {
 
 TEST(Timing, WaitForIdleThreadsSeesAnIdleProcessAsIdle) {
   EXPECT_TRUE(wait_for_idle_threads(/*max_wait_s=*/5.0));
+}
+
+// A probe that reads out a script of speeds (1 quiet, 0.5 disturbed), then
+// stays at its last entry; counts its calls.
+struct ScriptedProbe {
+  std::vector<double> speeds;
+  size_t calls = 0;
+  double operator()() { return speeds[std::min(calls++, speeds.size() - 1)]; }
+};
+
+TimingOptions one_run_groups(double quiet_wait_ms) {
+  TimingOptions o;
+  o.repeat = 3;
+  o.min_repeat_ms = 0;  // one run per group
+  o.quiet_wait_ms = quiet_wait_ms;
+  return o;
+}
+
+// Calibration (4 probes), then for each group a probe before and after.
+TEST(Timing, GroupWithDisturbedProbeAfterItIsTimedAgain) {
+  ScriptedProbe probe{{1, 1, 1, 1, /*g1*/ 1, 0.5, /*g1 again*/ 1, 1, /*g2*/ 1, 1, /*g3*/ 1, 1}};
+  int runs = 0;
+  TimingStats st;
+  auto costs = time_function([&] { ++runs; }, one_run_groups(60e3), &st, std::ref(probe));
+  EXPECT_EQ(costs.size(), 3u);
+  EXPECT_EQ(runs, 1 + 4);  // warm-up, three groups and one again
+  EXPECT_EQ(st.retimed_groups, 1);
+  EXPECT_EQ(st.disturbed_groups, 0);
+}
+
+TEST(Timing, GroupWaitsForAQuietProbeBeforeIt) {
+  ScriptedProbe probe{{1, 1, 1, 1, /*before g1*/ 0.5, 0.5, 1, /*after*/ 1, 1, 1, 1, 1}};
+  int runs = 0;
+  TimingStats st;
+  time_function([&] { ++runs; }, one_run_groups(60e3), &st, std::ref(probe));
+  EXPECT_EQ(runs, 1 + 3);
+  EXPECT_EQ(probe.calls, 4u + 3 + 1 + 2 + 2);
+  EXPECT_EQ(st.retimed_groups, 0);
+  EXPECT_EQ(st.disturbed_groups, 0);
+}
+
+TEST(Timing, DisturbedGroupsCountOnceTheWaitIsSpent) {
+  ScriptedProbe probe{{1, 1, 1, 1, 0.5}};
+  int runs = 0;
+  TimingStats st;
+  auto costs = time_function([&] { ++runs; }, one_run_groups(/*1 us*/ 1e-3), &st, std::ref(probe));
+  EXPECT_EQ(costs.size(), 3u);
+  EXPECT_EQ(runs, 1 + 3);
+  EXPECT_EQ(st.disturbed_groups, 3);
+  EXPECT_EQ(st.retimed_groups, 0);
+}
+
+TEST(Timing, NoProbeWithoutAQuietWait) {
+  ScriptedProbe probe{{1}};
+  time_function([] {}, one_run_groups(0), nullptr, std::ref(probe));
+  EXPECT_EQ(probe.calls, 0u);
+}
+
+TEST(Timing, LoadProbeMeasuresASpeed) {
+  const double s = load_probe();
+  EXPECT_TRUE(std::isfinite(s));
+  EXPECT_GT(s, 0);
 }
 
 }  // namespace
