@@ -19,6 +19,16 @@ struct Affine {
   int64_t constant = 0;
 };
 
+bool add_affine(const Expr& e, int64_t scale, Affine& out);
+
+// e as an affine form without zero coefficients, or false.
+bool to_affine(const Expr& e, Affine& out, int64_t scale = 1) {
+  if (!add_affine(e, scale, out)) return false;
+  for (auto it = out.terms.begin(); it != out.terms.end();)
+    it = it->second.second == 0 ? out.terms.erase(it) : std::next(it);
+  return true;
+}
+
 bool add_affine(const Expr& e, int64_t scale, Affine& out) {
   int64_t c = 0;
   switch (e->kind) {
@@ -60,25 +70,16 @@ struct PaddedBuffer {
 
 struct Loop {
   Stmt stmt;
-  const StmtNode* node;
   Var var;
   int64_t extent;
   ForKind kind;
   int64_t unroll_limit;  // the auto_unroll_max_step in force (codegen/unrolling.h)
 };
 
-void count_stores(const Stmt& s, std::map<std::string, int>& n) {
-  if (!s) return;
-  if (s->kind == StmtKind::kStore) ++n[s->buffer];
-  for (const auto& b : s->body) count_stores(b, n);
-}
-
 int stores_in(const Stmt& s) {
-  std::map<std::string, int> n;
-  count_stores(s, n);
-  int total = 0;
-  for (const auto& [name, k] : n) total += k;
-  return total;
+  int n = 0;
+  visit_stmt(s, [&](const Stmt& x) { n += x->kind == StmtKind::kStore; });
+  return n;
 }
 
 class PaddingTaps {
@@ -87,7 +88,9 @@ class PaddingTaps {
 
   LoweredFunc run() {
     std::map<std::string, int> stores;
-    count_stores(f_.body, stores);
+    visit_stmt(f_.body, [&](const Stmt& x) {
+      if (x->kind == StmtKind::kStore) ++stores[x->buffer];
+    });
     for (const auto& t : f_.temps)
       if (stores[t.name] == 1) temps_[t.name] = &t;
     std::vector<Loop> stack;
@@ -96,7 +99,7 @@ class PaddingTaps {
     walk_stores(f_.body, stack, [&](const StmtNode& st, const std::vector<Loop>& loops) {
       auto a = alloc_depth_.find(st.buffer);
       if (const ExprNode* load = padded_factor(st))
-        guard_store(*load, st.index, a == alloc_depth_.end() ? 0 : a->second, loops);
+        plan_tap_versions(*load, st.index, a == alloc_depth_.end() ? 0 : a->second, loops);
     });
     if (versioned_.empty()) return f_;
     LoweredFunc out = f_;
@@ -114,7 +117,7 @@ class PaddingTaps {
       const int64_t limit = s->auto_unroll_max_step > 0 ? s->auto_unroll_max_step
                             : stack.empty()              ? 0
                                                          : stack.back().unroll_limit;
-      stack.push_back({s, s.get(), s->loop_var, s->extent, s->for_kind, limit});
+      stack.push_back({s, s->loop_var, s->extent, s->for_kind, limit});
       walk_stores(s->body[0], stack, on_store);
       stack.pop_back();
       return;
@@ -137,13 +140,12 @@ class PaddingTaps {
       return;
     const std::vector<int64_t>& shape = t->second->shape;
     Affine a;
-    if (!add_affine(s.index, 1, a) || a.constant != 0) return;
+    if (!to_affine(s.index, a) || a.constant != 0) return;
     std::map<int64_t, int64_t> extent_of;
     for (const auto& l : stack) extent_of[l.var->var_id] = l.extent;
     const auto strides = row_major_strides(shape);
     PaddedBuffer p{shape, std::vector<Var>(shape.size()), v->args[0]};
     for (const auto& [id, term] : a.terms) {
-      if (term.second == 0) continue;
       int d = 0;
       while (d < static_cast<int>(shape.size()) && strides[d] != term.second) ++d;
       if (d == static_cast<int>(shape.size()) || p.dim_vars[d].defined() || !extent_of.count(id) ||
@@ -180,7 +182,7 @@ class PaddingTaps {
 
   // alloc_depth: the loops around the accumulator's allocation (0 for an
   // argument).
-  void guard_store(const ExprNode& load, const Expr& store_index, size_t alloc_depth,
+  void plan_tap_versions(const ExprNode& load, const Expr& store_index, size_t alloc_depth,
                    const std::vector<Loop>& stack) {
     const PaddedBuffer& p = padded_.at(load.name);
     // The loops the accumulator's index depends on: a tap loop is none of
@@ -196,7 +198,7 @@ class PaddingTaps {
     // The read's index, dimension by dimension (each term to the outermost
     // dimension whose stride divides its coefficient), each within bounds.
     Affine a;
-    if (!add_affine(load.args[0], 1, a) || a.constant < 0) return;
+    if (!to_affine(load.args[0], a) || a.constant < 0) return;
     const auto strides = row_major_strides(p.shape);
     const size_t nd = p.shape.size();
     std::vector<Expr> dim_index(nd);
@@ -209,7 +211,6 @@ class PaddingTaps {
     }
     for (const auto& [id, term] : a.terms) {
       const int64_t c = term.second;
-      if (c == 0) continue;
       if (!depth_of.count(id)) return;
       size_t d = 0;
       while (c % strides[d] != 0) ++d;
@@ -229,22 +230,18 @@ class PaddingTaps {
     // rest of it (the position) over loops outside the tap loop.
     std::map<size_t, std::vector<std::pair<Affine, int64_t>>> by_tap;  // tap depth -> (position, coefficient)
     for (const Expr& c : conjuncts) {
-      Affine f;
-      int64_t shift = 0;
-      switch (c->kind) {
-        case ExprKind::kGE: shift = 0; break;   // l - r >= 0
-        case ExprKind::kGT: shift = -1; break;  // l - r - 1 >= 0
-        case ExprKind::kLE: shift = 0; break;   // r - l >= 0
-        case ExprKind::kLT: shift = -1; break;  // r - l - 1 >= 0
-        default: continue;
-      }
+      // l >= r: l - r >= 0; l > r: l - r - 1 >= 0; l <= r, l < r likewise r - l.
+      if (c->kind != ExprKind::kGE && c->kind != ExprKind::kGT && c->kind != ExprKind::kLE &&
+          c->kind != ExprKind::kLT)
+        continue;
       const bool flip = c->kind == ExprKind::kLE || c->kind == ExprKind::kLT;
-      if (!add_affine(c->args[flip ? 1 : 0], 1, f) || !add_affine(c->args[flip ? 0 : 1], -1, f)) continue;
-      f.constant += shift;
+      const bool strict = c->kind == ExprKind::kGT || c->kind == ExprKind::kLT;
+      Affine f;
+      if (!to_affine(c->args[flip ? 1 : 0] - c->args[flip ? 0 : 1], f)) continue;
+      if (strict) f.constant -= 1;
       int inner = -1;
       bool bound = true;
       for (const auto& [id, term] : f.terms) {
-        if (term.second == 0) continue;
         auto it = depth_of.find(id);
         if (it == depth_of.end()) bound = false;
         else inner = std::max(inner, static_cast<int>(it->second));
@@ -254,7 +251,7 @@ class PaddingTaps {
       f.terms.erase(stack[inner].var->var_id);
       by_tap[inner].emplace_back(std::move(f), coefficient);
     }
-    for (auto& [tap_depth, bounds] : by_tap) add_versions(tap_depth, bounds, stack, spatial, alloc_depth);
+    for (auto& [tap_depth, bounds] : by_tap) add_versions(tap_depth, bounds, stack, depth_of, spatial, alloc_depth);
   }
 
   // The tap loop at `tap_depth` gets, for each range of positions where a
@@ -262,10 +259,11 @@ class PaddingTaps {
   // innermost loop the positions depend on) whose tap loop runs over the
   // valid taps only.
   void add_versions(size_t tap_depth, const std::vector<std::pair<Affine, int64_t>>& bounds,
-                    const std::vector<Loop>& stack, const std::set<int64_t>& spatial, size_t alloc_depth) {
+                    const std::vector<Loop>& stack, const std::map<int64_t, size_t>& depth_of,
+                    const std::set<int64_t>& spatial, size_t alloc_depth) {
     const Loop& tap = stack[tap_depth];
-    if (tap.kind == ForKind::kVectorized || stores_in(tap.node->body[0]) != 1 || versioned_.count(tap.node) ||
-        tap_loops_.count(tap.node))
+    if (tap.kind == ForKind::kVectorized || stores_in(tap.stmt.get()->body[0]) != 1 || versioned_.count(tap.stmt.get()) ||
+        tap_loops_.count(tap.stmt.get()))
       return;
     for (size_t i = 0; i < tap_depth; ++i)
       if (stack[i].kind == ForKind::kVectorized) return;
@@ -285,8 +283,6 @@ class PaddingTaps {
       bs.push_back({scale, coefficient, f.constant});
     }
     // The position's range and the innermost loop it depends on.
-    std::map<int64_t, size_t> depth_of;
-    for (size_t i = 0; i < stack.size(); ++i) depth_of[stack[i].var->var_id] = i;
     int64_t pmin = 0, pmax = 0;
     size_t outer = 0;
     for (const auto& [id, t] : first.terms) {
@@ -301,8 +297,8 @@ class PaddingTaps {
     // depthwise conv whose rows were unrolled ran 25% slower).
     if (outer >= tap_depth || !(spatial.count(stack[outer].var->var_id) || outer < alloc_depth) ||
         unrolled_at_emission(stack[outer].stmt, stack[outer].unroll_limit) ||
-        pmax - pmin > 1 << 16 || versioned_.count(stack[outer].node) ||
-        tap_loops_.count(stack[outer].node))
+        pmax - pmin > 1 << 16 || versioned_.count(stack[outer].stmt.get()) ||
+        tap_loops_.count(stack[outer].stmt.get()))
       return;
     // Valid taps [lo, hi] per position; runs of positions with the same range.
     std::vector<Version> versions;
@@ -320,8 +316,8 @@ class PaddingTaps {
     if (versions.size() < 2 || versions.size() > kMaxVersions) return;
     Expr position = Expr(int64_t{0});
     for (const auto& [id, t] : first.terms) position = position + t.first * Expr(t.second);
-    versioned_[stack[outer].node] = {tap.node, simplify(position), std::move(versions)};
-    tap_loops_.insert(tap.node);
+    versioned_[stack[outer].stmt.get()] = {tap.stmt.get(), simplify(position), std::move(versions)};
+    tap_loops_.insert(tap.stmt.get());
   }
 
   static int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }

@@ -65,6 +65,9 @@ struct TaskReport {
   std::vector<std::pair<int, double>> curve;  // (trials, best GFLOP/s so far)
 };
 
+// The quiet-probe wait of `loom report` and `loom run` (per measurement).
+inline constexpr double kReportQuietWaitMs = 2000;
+
 struct ReportOptions {
   int rounds = 3;         // interleaved re-measurement rounds
   bool remeasure = true;  // false: Loom figure from the log, baselines once
@@ -76,7 +79,7 @@ struct ReportOptions {
   // quiet load probe and re-timing disturbed groups (measure/timing.h); 0:
   // no probe. On a shared machine it keeps other processes' cache traffic
   // out of the ratios.
-  double quiet_wait_ms = 2000;
+  double quiet_wait_ms = kReportQuietWaitMs;
 };
 
 std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOptions& opts);

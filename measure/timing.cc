@@ -152,7 +152,6 @@ std::vector<double> time_function(const std::function<void()>& fn, const TimingO
       spent_s += group_s;
     }
   }
-  st.waited_s = spent_s;
   if (stats) *stats = st;
   return out;
 }

@@ -36,7 +36,6 @@ struct TimingOptions {
 struct TimingStats {
   int disturbed_groups = 0;  // groups kept although their probe was disturbed
   int retimed_groups = 0;    // groups timed again after a disturbed probe
-  double waited_s = 0;       // probing, waiting and re-timing
 };
 
 inline constexpr double kQuietFraction = 0.9;

@@ -74,7 +74,7 @@ int run_verb(const Args& args) {
   TimingOptions timing;
   timing.repeat = 5;
   timing.min_repeat_ms = 100;
-  timing.quiet_wait_ms = 2000;  // as `loom report` (experiments/report.h)
+  timing.quiet_wait_ms = kReportQuietWaitMs;
   int threads_override = 0;
   int compare_rounds = 0;
   for (size_t i = 0; i < args.size(); ++i) {
