@@ -206,6 +206,7 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
         }
       }
       std::vector<BaselineResult> results;
+      timing.probe_threads = baseline_task.target.threads;
       if (baselines_run) results = run_baselines(cfg, baseline_task, timing, inputs, ref);
       for (auto& b : results)
         if (!leaves_out.empty()) b.variant += "; " + baseline_task.workload + " without the " + leaves_out;

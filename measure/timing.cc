@@ -55,31 +55,49 @@ double load_probe() {
 
 namespace {
 
-// The fastest load probe this process has seen (the real probe's).
-std::atomic<double> g_best_probe{0};
+// The fastest load probe this process has seen (the real probe's), per
+// number of threads probed at once: probes on cores that share a cache or a
+// memory path slow each other, so each count has its own best.
+constexpr int kMaxProbeThreads = 64;
+std::atomic<double> g_best_probe[kMaxProbeThreads + 1];
+
+// Runs `probe` on the calling thread and threads - 1 threads started for it,
+// at once; the slowest speed.
+double probe_on_threads(const std::function<double()>& probe, int threads) {
+  std::vector<double> speeds(static_cast<size_t>(threads), 0);
+  std::vector<std::thread> others;
+  for (int t = 1; t < threads; ++t) others.emplace_back([&, t] { speeds[t] = probe(); });
+  speeds[0] = probe();
+  for (auto& th : others) th.join();
+  return *std::min_element(speeds.begin(), speeds.end());
+}
 
 // Quiet or disturbed, from probe speeds relative to the fastest seen.
 class ProbeWatch {
  public:
-  explicit ProbeWatch(const std::function<double()>& probe) : probe_(probe) {
+  ProbeWatch(const std::function<double()>& probe, int threads)
+      : probe_(probe ? probe : std::function<double()>(&load_probe)),
+        threads_(std::clamp(threads, 1, kMaxProbeThreads)),
+        best_(probe ? local_best_ : g_best_probe[threads_]) {
     // A few probes first, so that the first group is not judged against
     // nothing.
     for (int i = 0; i < 4; ++i) quiet_now();
   }
   bool quiet_now() {
-    const double speed = probe_ ? probe_() : load_probe();
-    double best = probe_ ? local_best_ : g_best_probe.load(std::memory_order_relaxed);
+    const double speed = probe_on_threads(probe_, threads_);
+    double best = best_.load(std::memory_order_relaxed);
     if (speed > best) {
       best = speed;
-      if (probe_) local_best_ = speed;
-      else g_best_probe.store(speed, std::memory_order_relaxed);  // a racing store loses little
+      best_.store(speed, std::memory_order_relaxed);  // a racing store loses little
     }
     return speed >= kQuietFraction * best;
   }
 
  private:
-  const std::function<double()>& probe_;
-  double local_best_ = 0;
+  std::function<double()> probe_;
+  int threads_;
+  std::atomic<double> local_best_{0};  // a test's probe: its own scale
+  std::atomic<double>& best_;
 };
 
 }  // namespace
@@ -90,7 +108,7 @@ std::vector<double> time_function(const std::function<void()>& fn, const TimingO
   const double budget_s = opts.quiet_wait_ms / 1e3;
   const auto t_probe0 = Clock::now();
   std::optional<ProbeWatch> watch;
-  if (budget_s > 0) watch.emplace(probe);
+  if (budget_s > 0) watch.emplace(probe, opts.probe_threads);
   double spent_s = seconds_since(t_probe0);  // probing, waiting, groups timed again
   double flush_s = 0;
   if (opts.flush_cache) {

@@ -14,8 +14,9 @@
 // kQuietFraction of the fastest probe this process has seen); a group whose
 // probe after it is disturbed is timed again. quiet_wait_ms bounds the time
 // one measurement spends waiting and re-timing; once it is spent the groups
-// count as timed. The probe runs on the calling thread, so with a
-// multi-threaded kernel it watches that thread's core only.
+// count as timed. A kernel on several threads is watched on as many: the
+// probe runs on the calling thread and probe_threads - 1 threads started
+// beside it, at once, and the slowest of them counts.
 #pragma once
 
 #include <chrono>
@@ -30,6 +31,7 @@ struct TimingOptions {
   bool flush_cache = false;    // evict caches before each run
   int max_runs_per_group = 1 << 20;
   double quiet_wait_ms = 0;    // 0: no probe
+  int probe_threads = 1;       // threads the probe runs on at once: the kernel's
 };
 
 // What the probe saw during one time_function call.
@@ -41,7 +43,8 @@ struct TimingStats {
 inline constexpr double kQuietFraction = 0.9;
 
 // Seconds per run, one entry per group.
-// `probe` (tests): replaces the load probe; returns a speed, higher is faster.
+// `probe` (tests): replaces the load probe on each thread; returns a speed,
+// higher is faster.
 std::vector<double> time_function(const std::function<void()>& fn, const TimingOptions& opts,
                                   TimingStats* stats = nullptr, const std::function<double()>& probe = {});
 

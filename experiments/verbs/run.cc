@@ -96,6 +96,7 @@ int run_verb(const Args& args) {
   Task task = tf.task;
   nlohmann::json steps = tf.steps;
   if (threads_override) task.target.threads = threads_override;
+  timing.probe_threads = task.target.threads;
 
   State state;
   try {

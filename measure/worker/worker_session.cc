@@ -274,6 +274,7 @@ bool WorkerSession::time(const nlohmann::json& req, const Reply& reply) {
   o.min_repeat_ms = req.value("min_repeat_ms", 20.0);
   o.flush_cache = req.value("flush", false);
   o.quiet_wait_ms = req.value("quiet_wait_ms", 0.0);
+  o.probe_threads = task_.target.threads;
   auto t0 = Clock::now();
   const CompiledKernel& k = *kernel_;
   float* const* args = args_.data();

@@ -110,6 +110,36 @@ TEST(Timing, DisturbedGroupsCountOnceTheWaitIsSpent) {
   EXPECT_EQ(st.retimed_groups, 0);
 }
 
+// A kernel on two threads is watched on two: a probe disturbed only on the
+// thread started beside the caller (once, right after the first group)
+// still has that group timed again; probed on one thread, it is not seen.
+struct DisturbedBesideTheCaller {
+  std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> beside_calls{0};
+  double operator()() {
+    if (std::this_thread::get_id() == caller) return 1;
+    return ++beside_calls == 4 + 2 ? 0.5 : 1;  // calibration, before g1, after g1
+  }
+};
+
+TEST(Timing, ProbeOnTwoThreadsSeesTheSecondThreadDisturbed) {
+  DisturbedBesideTheCaller probe;
+  TimingOptions o = one_run_groups(60e3);
+  o.probe_threads = 2;
+  TimingStats st;
+  time_function([] {}, o, &st, std::ref(probe));
+  EXPECT_EQ(st.retimed_groups, 1);
+  EXPECT_GT(probe.beside_calls, 0);
+}
+
+TEST(Timing, ProbeOnOneThreadRunsOnTheCallerOnly) {
+  DisturbedBesideTheCaller probe;
+  TimingStats st;
+  time_function([] {}, one_run_groups(60e3), &st, std::ref(probe));
+  EXPECT_EQ(st.retimed_groups, 0);
+  EXPECT_EQ(probe.beside_calls, 0);
+}
+
 TEST(Timing, NoProbeWithoutAQuietWait) {
   ScriptedProbe probe{{1}};
   time_function([] {}, one_run_groups(0), nullptr, std::ref(probe));
@@ -120,6 +150,16 @@ TEST(Timing, LoadProbeMeasuresASpeed) {
   const double s = load_probe();
   EXPECT_TRUE(std::isfinite(s));
   EXPECT_GT(s, 0);
+}
+
+// Whether the machine is quiet or not, within a 200 ms wait.
+TEST(Timing, RealProbeOnTwoThreadsTimesEveryGroup) {
+  TimingOptions o = one_run_groups(200);
+  o.probe_threads = 2;
+  int runs = 0;
+  auto costs = time_function([&] { ++runs; }, o);
+  EXPECT_EQ(costs.size(), 3u);
+  EXPECT_GE(runs, 1 + 3);
 }
 
 }  // namespace
