@@ -64,6 +64,7 @@ std::atomic<double> g_best_probe[kMaxProbeThreads + 1];
 // Runs `probe` on the calling thread and threads - 1 threads started for it,
 // at once; the slowest speed.
 double probe_on_threads(const std::function<double()>& probe, int threads) {
+  if (threads == 1) return probe();
   std::vector<double> speeds(static_cast<size_t>(threads), 0);
   std::vector<std::thread> others;
   for (int t = 1; t < threads; ++t) others.emplace_back([&, t] { speeds[t] = probe(); });
