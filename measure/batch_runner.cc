@@ -111,10 +111,12 @@ class BatchRunner {
   // Ensures a live worker; false (and the candidate finished with an error)
   // when none can be started.
   bool ensure_worker(WorkerSlot& s, int cand) {
-    if (s.proc.alive() && !s.proc.exited()) return true;
+    const int64_t limit = worker_memory_limit_mb(*in_.task, opts_);
+    if (s.proc.alive() && !s.proc.exited() && s.memory_limit_mb == limit) return true;
     if (s.started_once) ++stats_.workers_restarted;
     try {
-      s.proc.spawn(exe_, opts_.max_memory_mb);
+      s.proc.spawn(exe_, limit);
+      s.memory_limit_mb = limit;
     } catch (const LoomError& e) {
       finish(cand, ErrorKind::kBuildError, std::string("cannot start a worker: ") + e.what());
       return false;

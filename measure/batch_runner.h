@@ -26,6 +26,7 @@ struct WorkerSlot {
   double once_s = 0;         // the checking run's time
   std::string loaded_task;   // task key loaded into the worker
   bool started_once = false;
+  int64_t memory_limit_mb = 0;  // the address-space limit the worker was started with
 };
 
 struct BatchInput {

@@ -96,6 +96,10 @@ std::map<int, std::string> faults_from_env() {
 
 }  // namespace
 
+int64_t worker_memory_limit_mb(const Task& task, const MeasureOptions& opts) {
+  return task.target.kind == "cuda" ? 0 : opts.max_memory_mb;
+}
+
 std::string find_worker_executable() {
   std::vector<std::string> tried;
   if (const char* env = std::getenv("LOOM_WORKER"); env && *env) {

@@ -57,6 +57,7 @@ struct MeasureOptions {
   // Worker processes, i.e. builds in flight at once.
   int n_parallel_builds = 2;
   // Address-space limit of each worker (setrlimit RLIMIT_AS); 0 = none.
+  // Not applied to the workers of a cuda target (worker_memory_limit_mb).
   int64_t max_memory_mb = 8192;
 
   // When a candidate is being timed, builds on other workers may proceed
@@ -153,6 +154,14 @@ class Measurer : public CandidateMeasurer {
 // max_memory_mb (0: the machine's physical memory). A task that cannot fit
 // fails at once instead of computing a reference it has no room for.
 void check_task_fits_memory(const Task& task, int64_t max_memory_mb);
+
+// The address-space limit a worker measuring `task` starts with:
+// max_memory_mb, except 0 (none) for a cuda target, whose driver reserves
+// virtual address space for all of the device's and the host's memory at
+// cuInit (on an H200, far more than 8 GB: every candidate failed with
+// CUDA_ERROR_OUT_OF_MEMORY); the task's host buffers are still held to
+// max_memory_mb by check_task_fits_memory.
+int64_t worker_memory_limit_mb(const Task& task, const MeasureOptions& opts);
 
 // Where the worker executable is looked for (see above); throws LoomError
 // naming the places tried when none exists.

@@ -3,6 +3,7 @@
 // (LOOM_LONG_TESTS=1), and REQUIRE_NVRTC() for tests that compile CUDA.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -85,13 +86,14 @@ inline std::vector<State> cross_thread_states(const std::string& workload, const
 }
 
 // The state with every cross-thread reduction's thread count set to
-// `threads` (any count, as a tile-size mutation may leave it).
+// `threads` (any count, as a tile-size mutation may leave it), or to the
+// reduction's extent where that is smaller.
 inline State with_thread_count(const State& s, int64_t threads) {
   std::vector<StepPtr> steps = s.steps();
   for (size_t i = 0; i < steps.size(); ++i) {
     if (!is_cross_thread_split(steps, i)) continue;
     auto sp = std::make_shared<SplitStep>(static_cast<const SplitStep&>(*steps[i]));
-    sp->lengths = {threads};
+    sp->lengths = {sp->extent > 0 ? std::min(threads, sp->extent) : threads};
     steps[i] = sp;
   }
   return State::replay(s.dag_ptr(), steps);

@@ -172,6 +172,16 @@ TEST(Measurer, RunawayAllocationIsARunError) {
   expect_ok(rs[1], 1);
 }
 
+// The CUDA driver reserves address space for all of the device's and the
+// host's memory at cuInit, so a cuda task's workers start unlimited.
+TEST(Measurer, OnlyCpuWorkersHaveAnAddressSpaceLimit) {
+  MeasureOptions o;
+  o.max_memory_mb = 768;
+  EXPECT_EQ(worker_memory_limit_mb(small_matmul(), o), 768);
+  Task gpu = Task::make("matmul", {{"M", 64}, {"N", 64}, {"K", 64}}, Target::parse("cuda -arch=sm_90"));
+  EXPECT_EQ(worker_memory_limit_mb(gpu, o), 0);
+}
+
 TEST(Measurer, BuildFaults) {
   Task task = small_matmul();
   MeasureOptions o = fast_options();
