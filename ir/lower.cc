@@ -196,7 +196,8 @@ class Lowerer {
       Var v = make_var(loop_var_name(st, id), inf.extents[id]);
       inf.leaf_vars.push_back(v);
       const IterAnnotation a = st.iters[id].annotation;
-      if (a == IterAnnotation::kThreadX || a == IterAnnotation::kThreadY || a == IterAnnotation::kThreadZ)
+      if (a == IterAnnotation::kThreadX || a == IterAnnotation::kThreadY || a == IterAnnotation::kThreadZ ||
+          a == IterAnnotation::kVThread)
         thread_vars_.insert(v->var_id);
       // A loop of extent 1 is not emitted: its variable is 0.
       leaf_vals[id] = inf.extents[id] == 1 ? int_imm(0) : v;
@@ -256,8 +257,10 @@ class Lowerer {
     std::vector<bool> full(st.op->shape.size(), false);
     bool any = false;
     // A shared-scope stage is filled cooperatively by all threads of a block:
-    // loops bound to threadIdx do not fix its region (it covers the tiles of
-    // every thread), as in TVM's bound inference for shared memory.
+    // loops bound to threadIdx or vthread do not fix its region (it covers
+    // the tiles of every thread and virtual thread, and the GPU fetches it
+    // once: ir/virtual_threads.h), as in TVM's bound inference for shared
+    // memory.
     const bool relax_threads = st.scope == BufferScope::kShared;
     auto is_fixed = [&](const Expr& v) {
       return inf.scope_vars.count(v->var_id) > 0 && !(relax_threads && thread_vars_.count(v->var_id) > 0);

@@ -12,6 +12,7 @@
 #include "ir/lower.h"
 #include "measure/timing.h"
 #include "search/crossover.h"
+#include "sketch/gpu/gpu_rules.h"
 
 namespace loom {
 
@@ -34,6 +35,8 @@ std::string state_key(const State& s) { return s.steps_json().dump(); }
 EvolutionarySearch::EvolutionarySearch(const SketchTask& task, SearchSettings settings,
                                        std::vector<WeightedMutation> mutations)
     : task_(task), settings_(std::move(settings)), mutations_(std::move(mutations)) {}
+
+bool EvolutionarySearch::fits_target(const State& s) const { return !task_.is_gpu || fits_gpu_limits(s); }
 
 std::optional<State> EvolutionarySearch::mutate(const State& s, std::mt19937_64& rng) {
   double total = 0;
@@ -126,13 +129,13 @@ std::vector<State> EvolutionarySearch::run(std::vector<State> population, const 
       double r = u(rng);
       if (r < settings_.mutation_prob) {
         ++stats_.mutations_tried;
-        if (auto child = mutate(parent, rng)) {
+        if (auto child = mutate(parent, rng); child && fits_target(*child)) {
           ++stats_.mutations_ok;
           next.push_back(std::move(*child));
         }
       } else if (r < settings_.mutation_prob + settings_.crossover_prob) {
         ++stats_.crossovers_tried;
-        if (auto child = crossover(parent, population[pick(rng)], rng)) {
+        if (auto child = crossover(parent, population[pick(rng)], rng); child && fits_target(*child)) {
           ++stats_.crossovers_ok;
           next.push_back(std::move(*child));
         }

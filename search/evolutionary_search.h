@@ -54,6 +54,8 @@ class EvolutionarySearch {
 
  private:
   std::optional<State> mutate(const State& s, std::mt19937_64& rng);
+  // GPU tasks: the program fits the block's limits (sketch/gpu/gpu_rules.h).
+  bool fits_target(const State& s) const;
 
   const SketchTask& task_;
   SearchSettings settings_;

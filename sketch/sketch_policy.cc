@@ -57,7 +57,12 @@ std::vector<State> SketchPolicy::sample(int n, std::mt19937_64& rng) {
   std::unordered_set<std::string> seen;
   const int64_t max_attempts = static_cast<int64_t>(n) * task_.settings.max_attempts_per_state;
   for (int64_t attempt = 0; attempt < max_attempts && static_cast<int>(out.size()) < n; ++attempt) {
-    State s = sample_one(rng);
+    State s;
+    try {
+      s = sample_one(rng);
+    } catch (const LoomError&) {
+      continue;  // a GPU sketch whose draws did not fit the block's limits: another draw
+    }
     if (seen.insert(s.steps_json().dump()).second) out.push_back(std::move(s));
   }
   return out;

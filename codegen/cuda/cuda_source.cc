@@ -9,6 +9,7 @@
 
 #include "codegen/c_source.h"
 #include "codegen/cuda/cross_thread_reduction.h"
+#include "ir/virtual_threads.h"
 #include "ir/error.h"
 #include "ir/simplify.h"
 
@@ -483,7 +484,8 @@ std::vector<std::string> CudaModuleSource::param_names() const {
   return out;
 }
 
-CudaModuleSource emit_cuda_source(const LoweredFunc& f, const CudaSourceOptions& opts) {
+CudaModuleSource emit_cuda_source(const LoweredFunc& lowered, const CudaSourceOptions& opts) {
+  const LoweredFunc f = inject_virtual_threads(lowered);
   CudaModuleSource m;
   m.args = f.args;
   std::map<std::string, Buffer> buffers;

@@ -1,5 +1,7 @@
 // Random annotation of GPU sketches (see gpu_rules.h).
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "ir/error.h"
@@ -24,17 +26,33 @@ struct Usage {
   int64_t max_threads = 1, max_vthread = 1, shared_bytes = 0, max_local = 0;
 };
 
+// Shared and local memory as the GPU runs the program (ir/virtual_threads.h):
+// lowering sizes shared tiles for all virtual threads already; a local tile
+// inside vthread loops has a copy per virtual thread (counted here without
+// running the pass: it is the costly part of a draw).
 Usage usage_of(const LoweredFunc& f) {
   Usage u;
-  visit_stmt(f.body, [&](const Stmt& s) {
-    if (s->kind != StmtKind::kFor) return;
-    if (s->for_kind == ForKind::kThreadX) u.max_threads = std::max(u.max_threads, s->extent);
-    if (s->for_kind == ForKind::kVThread) u.max_vthread = std::max(u.max_vthread, s->extent);
-  });
+  std::map<std::string, int64_t> sizes;
   for (const auto& t : f.temps) {
+    sizes[t.name] = t.size();
     if (t.scope == BufferScope::kShared) u.shared_bytes += 4 * t.size();
-    if (t.scope == BufferScope::kLocal) u.max_local = std::max(u.max_local, t.size());
   }
+  std::map<std::string, BufferScope> scopes;
+  for (const auto& t : f.temps) scopes[t.name] = t.scope;
+  std::function<void(const Stmt&, int64_t)> walk = [&](const Stmt& s, int64_t vthreads) {
+    if (!s) return;
+    if (s->kind == StmtKind::kFor) {
+      if (s->for_kind == ForKind::kThreadX) u.max_threads = std::max(u.max_threads, s->extent);
+      if (s->for_kind == ForKind::kVThread) {
+        vthreads *= s->extent;
+        u.max_vthread = std::max(u.max_vthread, vthreads);
+      }
+    }
+    if (s->kind == StmtKind::kAllocate && scopes.count(s->buffer) && scopes.at(s->buffer) == BufferScope::kLocal)
+      u.max_local = std::max(u.max_local, vthreads * sizes.at(s->buffer));
+    for (const Stmt& b : s->body) walk(b, vthreads);
+  };
+  walk(f.body, 1);
   return u;
 }
 
@@ -148,13 +166,26 @@ State annotate_gpu_unroll(State s, AnnotationContext& ctx) {
   return s;
 }
 
+bool fits(const Usage& u, const GpuLimits& limits) {
+  return u.max_threads <= limits.max_threads_per_block && u.max_vthread <= limits.max_vthread &&
+         u.shared_bytes <= limits.max_shared_bytes_per_block && u.max_local <= limits.max_local_floats;
+}
+
 }  // namespace
+
+bool fits_gpu_limits(const State& s, const GpuLimits& limits) {
+  try {
+    return fits(usage_of(lower(s)), limits);
+  } catch (const LoomError&) {
+    return false;
+  }
+}
 
 State gpu_random_annotate(const State& sketch, AnnotationContext& ctx, const GpuLimits& limits) {
   constexpr int kAttempts = 48;
-  State s, last_ok;
-  std::string last_error;
+  std::string last_error = "no draw fits the limits";
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    State s;
     Usage u;
     try {
       // Tile sizes may not fit (a follow split longer than the fetched
@@ -165,18 +196,15 @@ State gpu_random_annotate(const State& sketch, AnnotationContext& ctx, const Gpu
       u = usage_of(lower(s));
     } catch (const LoomError& e) {
       last_error = e.what();
-      s = State();
       continue;
     }
-    last_ok = s;
-    if (u.max_threads <= limits.max_threads_per_block && u.max_vthread <= limits.max_vthread &&
-        u.shared_bytes <= limits.max_shared_bytes_per_block && u.max_local <= limits.max_local_floats)
-      break;
+    if (fits(u, limits)) return annotate_gpu_unroll(s, ctx);
+    last_error = "threads " + std::to_string(u.max_threads) + ", vthreads " + std::to_string(u.max_vthread) +
+                 ", shared bytes " + std::to_string(u.shared_bytes) + ", local floats " +
+                 std::to_string(u.max_local) + " exceed the limits";
   }
-  if (!last_ok.defined())
-    throw LoomError("GPU annotation found no valid tile sizes in " + std::to_string(kAttempts) +
-                    " draws: " + last_error);
-  return annotate_gpu_unroll(last_ok, ctx);
+  throw LoomError("GPU annotation found no tile sizes within the limits in " + std::to_string(kAttempts) +
+                  " draws (last: " + last_error + ")");
 }
 
 }  // namespace loom

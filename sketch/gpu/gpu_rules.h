@@ -33,4 +33,10 @@ struct GpuLimits {
 // not yet bound, and the auto-unroll pragma.
 State gpu_random_annotate(const State& sketch, AnnotationContext& ctx, const GpuLimits& limits = {});
 
+// Whether the program fits the limits as the GPU runs it (threads per
+// block, virtual threads, shared memory and register tiles after
+// ir/virtual_threads.h); false when it does not lower. The evolutionary
+// search drops mutants that do not fit, as annotation redraws them.
+bool fits_gpu_limits(const State& s, const GpuLimits& limits = {});
+
 }  // namespace loom

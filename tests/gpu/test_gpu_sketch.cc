@@ -6,6 +6,7 @@
 
 #include "tests/gpu/gpu_test_util.h"
 #include "ir/lower.h"
+#include "ir/virtual_threads.h"
 #include "tests/support/schedule_check.h"
 
 namespace loom {
@@ -28,7 +29,7 @@ TEST(GpuSketch, MatmulHasSharedCacheReadsAndThreadBinding) {
 
 TEST(GpuSketch, SampledStatesRespectLimits) {
   for (const State& s : testing::gpu_states("matmul", {{"M", 1024}, {"N", 1024}, {"K", 1024}}, 32, 5)) {
-    LoweredFunc f = lower(s);
+    LoweredFunc f = inject_virtual_threads(lower(s));  // as the GPU runs it
     int64_t shared = 0;
     for (const auto& t : f.temps)
       if (t.scope == BufferScope::kShared) shared += 4 * t.size();
