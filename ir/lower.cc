@@ -198,7 +198,7 @@ class Lowerer {
       const IterAnnotation a = st.iters[id].annotation;
       if (a == IterAnnotation::kThreadX || a == IterAnnotation::kThreadY || a == IterAnnotation::kThreadZ ||
           a == IterAnnotation::kVThread)
-        thread_vars_.insert(v->var_id);
+        relaxed_for_shared_.insert(v->var_id);
       // A loop of extent 1 is not emitted: its variable is 0.
       leaf_vals[id] = inf.extents[id] == 1 ? int_imm(0) : v;
     }
@@ -263,7 +263,7 @@ class Lowerer {
     // memory.
     const bool relax_threads = st.scope == BufferScope::kShared;
     auto is_fixed = [&](const Expr& v) {
-      return inf.scope_vars.count(v->var_id) > 0 && !(relax_threads && thread_vars_.count(v->var_id) > 0);
+      return inf.scope_vars.count(v->var_id) > 0 && !(relax_threads && relaxed_for_shared_.count(v->var_id) > 0);
     };
     for (int c : effective_consumers(s_, i)) {
       if (c != st.attach_stage) {
@@ -632,8 +632,8 @@ class Lowerer {
   std::map<std::pair<int, int>, std::vector<int>> attached_;
   std::vector<Buffer> temps_;
   std::set<std::string> used_names_;
-  std::set<int64_t> thread_vars_;
-  bool full_tiles_ = true;  // vars of loops bound to threadIdx.*
+  std::set<int64_t> relaxed_for_shared_;  // vars of loops bound to threadIdx.* or vthread
+  bool full_tiles_ = true;
 };
 
 }  // namespace

@@ -61,7 +61,10 @@ std::vector<State> SketchPolicy::sample(int n, std::mt19937_64& rng) {
     try {
       s = sample_one(rng);
     } catch (const LoomError&) {
-      continue;  // a GPU sketch whose draws did not fit the block's limits: another draw
+      // A GPU sketch whose draws did not fit the block's limits: another
+      // draw. (A CPU annotation has no such outcome: its errors are bugs.)
+      if (!task_.is_gpu) throw;
+      continue;
     }
     if (seen.insert(s.steps_json().dump()).second) out.push_back(std::move(s));
   }

@@ -1,7 +1,6 @@
 // Random annotation of GPU sketches (see gpu_rules.h).
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <set>
 
 #include "ir/error.h"
@@ -32,13 +31,8 @@ struct Usage {
 // running the pass: it is the costly part of a draw).
 Usage usage_of(const LoweredFunc& f) {
   Usage u;
-  std::map<std::string, int64_t> sizes;
-  for (const auto& t : f.temps) {
-    sizes[t.name] = t.size();
+  for (const auto& t : f.temps)
     if (t.scope == BufferScope::kShared) u.shared_bytes += 4 * t.size();
-  }
-  std::map<std::string, BufferScope> scopes;
-  for (const auto& t : f.temps) scopes[t.name] = t.scope;
   std::function<void(const Stmt&, int64_t)> walk = [&](const Stmt& s, int64_t vthreads) {
     if (!s) return;
     if (s->kind == StmtKind::kFor) {
@@ -48,8 +42,9 @@ Usage usage_of(const LoweredFunc& f) {
         u.max_vthread = std::max(u.max_vthread, vthreads);
       }
     }
-    if (s->kind == StmtKind::kAllocate && scopes.count(s->buffer) && scopes.at(s->buffer) == BufferScope::kLocal)
-      u.max_local = std::max(u.max_local, vthreads * sizes.at(s->buffer));
+    if (s->kind == StmtKind::kAllocate)
+      if (const Buffer* b = f.find_buffer(s->buffer); b && b->scope == BufferScope::kLocal)
+        u.max_local = std::max(u.max_local, vthreads * b->size());
     for (const Stmt& b : s->body) walk(b, vthreads);
   };
   walk(f.body, 1);
