@@ -84,7 +84,7 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
   if (j.contains("search")) c.search = SearchSettings::from_json(j["search"], "search");
   if (j.contains("cost_model")) {
     const auto& m = j["cost_model"];
-    check_keys(m, "cost_model", {"kind", "options", "pretrained"});
+    check_keys(m, "cost_model", {"kind", "options", "pretrained", "scope"});
     if (m.contains("kind")) {
       c.cost_model = string(m["kind"], "cost_model.kind");
       if (c.cost_model != "mlp" && c.cost_model != "xgb" && c.cost_model != "random")
@@ -95,6 +95,11 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
       c.cost_model_options = m["options"];
     }
     if (m.contains("pretrained")) c.pretrained_model = string(m["pretrained"], "cost_model.pretrained");
+    if (m.contains("scope")) {
+      c.cost_model_scope = string(m["scope"], "cost_model.scope");
+      if (c.cost_model_scope != "shared" && c.cost_model_scope != "task")
+        throw LoomError("cost_model.scope: expected \"shared\" or \"task\"");
+    }
   }
   // Inside a network a kernel reads its weights from memory, not from the
   // cache its own repeated runs left them in: a network's tasks are timed
@@ -162,7 +167,11 @@ nlohmann::json ExperimentConfig::to_json() const {
   nlohmann::json out = {{"name", name},
                         {"target", target.to_string()},
                         {"search", search.to_json()},
-                        {"cost_model", {{"kind", cost_model}, {"options", cost_model_options}, {"pretrained", pretrained_model}}},
+                        {"cost_model",
+                         {{"kind", cost_model},
+                          {"options", cost_model_options},
+                          {"pretrained", pretrained_model},
+                          {"scope", cost_model_scope}}},
                         {"measure", measure_options_to_json(measure)},
                         {"baselines", baselines},
                         {"outputs", {{"log", log_path}, {"export", export_dir}, {"report", report_dir}}}};

@@ -38,6 +38,10 @@ struct ExperimentConfig {
   // Its kind must be cost_model.kind; cost_model.options override the
   // settings saved with it (the MLP keeps training from its weights online).
   std::string pretrained_model;
+  // "shared": one model learns from every task's programs (Ansor's choice);
+  // "task": each task starts from its own copy of the model (the pretrained
+  // file, or a new one) and learns from its own programs only.
+  std::string cost_model_scope = "shared";
   MeasureOptions measure;
   std::vector<std::string> baselines = {"onednn", "openblas"};  // libraries `loom report` compares with
   // outputs: relative paths are relative to the config file's folder.

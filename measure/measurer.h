@@ -75,8 +75,11 @@ struct MeasureOptions {
   // A candidate whose checking run is slower than this many times the best
   // cost measured so far for its task is not timed further: its cost is the
   // checking run (a run under 10 ms is timed a second time, warm, so that a
-  // cold first run does not pass a fast kernel off as slow). Tuning wastes
-  // no time on hopeless programs (0: always time).
+  // cold first run does not pass a fast kernel off as slow). Under quiet
+  // isolation (a kernel on every core) the checking run may have shared the
+  // cores with another worker's build, so such a candidate's cost is its
+  // exclusive warm-up run instead, and it is timed in full when that is not
+  // hopeless. Tuning wastes no time on hopeless programs (0: always time).
   double slow_cutoff = 10;
 
   // A distributed job (measure/distributed/): a node silent this long (no
@@ -87,6 +90,7 @@ struct MeasureOptions {
   // TEST ONLY: fault injected into candidate i of every batch (key i):
   // "segfault", "abort", "spin", "oom", "wrong_result", "build_spin",
   // "build_segfault", "cold_first_run" (the checking run takes 4 ms more),
+  // "disturbed_check" (both checking runs of a short kernel take 4 ms more),
   // "simulated_time" (built and checked, not timed: its cost is a function of
   // its steps, 1-2 ms, so that a search is reproducible run to run),
   // "slow_device" (simulated_time whose timing takes 1 s: a device whose

@@ -120,6 +120,10 @@ std::vector<double> time_function(const std::function<void()>& fn, const TimingO
   auto t0 = Clock::now();
   fn();  // warm-up (also calibrates the group size)
   double once = std::max(seconds_since(t0), 1e-9);
+  if (opts.abandon_above_s > 0 && once > opts.abandon_above_s) {
+    if (stats) *stats = st;
+    return {once};
+  }
   // With flushing, a group's wall time (flushes included) lasts
   // min_repeat_ms: a tiny kernel must not multiply the flush cost.
   int per_group = static_cast<int>(std::ceil(opts.min_repeat_ms / 1e3 / (once + flush_s)));

@@ -32,6 +32,11 @@ struct TimingOptions {
   int max_runs_per_group = 1 << 20;
   double quiet_wait_ms = 0;    // 0: no probe
   int probe_threads = 1;       // threads the probe runs on at once: the kernel's
+  // A warm-up run longer than this (seconds; 0 = never) ends the timing: the
+  // result is that run alone. Hopeless candidates (MeasureOptions::
+  // slow_cutoff) are judged on it when their checking run may have shared
+  // the cores with a build.
+  double abandon_above_s = 0;
 };
 
 // What the probe saw during one time_function call.

@@ -35,13 +35,29 @@ std::string fmt(const char* f, ...) {
 void Tuner::request_stop() { g_stop.store(true); }
 bool Tuner::stop_requested() { return g_stop.load(); }
 
+namespace {
+std::vector<std::unique_ptr<CostModel>> one_model(std::unique_ptr<CostModel> model) {
+  std::vector<std::unique_ptr<CostModel>> models;
+  models.push_back(std::move(model));
+  return models;
+}
+}  // namespace
+
 Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<CostModel> model)
+    : Tuner(std::move(tasks), std::move(options), one_model(std::move(model))) {}
+
+Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::vector<std::unique_ptr<CostModel>> models)
     : tasks_(std::move(tasks)),
       opts_(std::move(options)),
-      model_(std::move(model)),
+      models_(std::move(models)),
       scheduler_(opts_.search),
       rng_(opts_.search.seed) {
   if (tasks_.empty()) throw LoomError("nothing to tune: no tasks");
+  if (models_.size() != 1 && models_.size() != tasks_.size())
+    throw LoomError("tuner: " + std::to_string(models_.size()) + " cost models for " + std::to_string(tasks_.size()) +
+                    " tasks (expected one shared model or one per task)");
+  for (const auto& m : models_)
+    if (!m) throw LoomError("tuner: a cost model is missing");
   if (!opts_.print) opts_.print = [](const std::string& s) { std::printf("%s\n", s.c_str()); std::fflush(stdout); };
   measurer_ = opts_.measurer ? opts_.measurer : std::make_shared<Measurer>(opts_.measure);
   for (size_t i = 0; i < tasks_.size(); ++i) {
@@ -81,7 +97,7 @@ void Tuner::resume_from_log() {
   // The programs go back to their policies round by round, as they were
   // measured: a run of one task's records in the log, cut every
   // measures_per_round, is one round (what the task scheduler counts).
-  std::vector<TrainingRecord> training;
+  std::vector<std::vector<TrainingRecord>> training(models_.size());
   std::vector<std::set<std::string>> seen(tasks_.size());
   std::vector<std::optional<State>> best(tasks_.size());
   std::vector<State> round_states;
@@ -111,7 +127,7 @@ void Tuner::resume_from_log() {
     auto c = cost_of[ti].find(steps);
     round_costs.push_back(c != cost_of[ti].end() ? c->second : std::numeric_limits<double>::infinity());
     round_states.push_back(state);
-    training.push_back({tasks_[ti].task, state, round_costs.back(), r.result.machine});
+    training[models_.size() == 1 ? 0 : ti].push_back({tasks_[ti].task, state, round_costs.back(), r.result.machine});
     ++resumed;
   }
   flush_round();
@@ -120,19 +136,21 @@ void Tuner::resume_from_log() {
   for (size_t i = 0; i < tasks_.size(); ++i)
     if (best[i]) policies_[i]->set_best(*best[i], best_cost[i]);
   trials_ += resumed;
-  if (!training.empty()) model_->update(training);
+  for (size_t m = 0; m < models_.size(); ++m)
+    if (!training[m].empty()) models_[m]->update(training[m]);
   opts_.print(fmt("resumed from %s: %d programs of these tasks (%d lines, %d skipped)",
                   opts_.log_path.c_str(), resumed, report.lines, report.skipped));
 }
 
 ScoreFn Tuner::score_fn(int task_index) {
   const Task& task = *tasks_[task_index].task;
-  if (static_cast<int>(model_->num_records()) < opts_.search.model_warmup_records) {
+  CostModel& model = model_of(static_cast<size_t>(task_index));
+  if (static_cast<int>(model.num_records()) < opts_.search.model_warmup_records) {
     // Too few records for the model to be worth its time: random scores
     // (and -inf for states that do not lower).
     return [this](const std::vector<State>& states) { return random_scores_of_valid(states, rng_); };
   }
-  return [this, &task](const std::vector<State>& states) { return model_->predict(task, states); };
+  return [&model, &task](const std::vector<State>& states) { return model.predict(task, states); };
 }
 
 void Tuner::one_round(int ti) {
@@ -169,7 +187,7 @@ void Tuner::one_round(int ti) {
   policy.add_measured(batch, costs);
   trials_ += static_cast<int>(batch.size());
   auto t2 = Clock::now();
-  model_->update(training);
+  model_of(static_cast<size_t>(ti)).update(training);
   double train_s = seconds_since(t2);
   ++round_;
   double best = policy.best_cost();

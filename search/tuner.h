@@ -1,6 +1,9 @@
 // The tuning loop over one or many tasks: pick a task (task scheduler), let
 // its search policy propose a batch under the cost model, measure it, append
 // it to the log, retrain the model on the new records, report progress.
+// One cost model serves every task (Ansor's choice: each round trains it on
+// all tasks' programs), or each task has its own copy of the starting model
+// that learns from that task's programs only (see the constructor).
 // Resumes from an existing log; stops at the trial budget, when every task
 // early-stopped, or after the current batch when interrupted (SIGINT). At
 // the end (unless interrupted) the best programs of each task are measured
@@ -51,7 +54,11 @@ struct TaskSummary {
 
 class Tuner {
  public:
+  // One model, shared by every task.
   Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<CostModel> model);
+  // One model (shared) or one per task, in the tasks' order: a task's model
+  // then trains on that task's programs only and scores only its states.
+  Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::vector<std::unique_ptr<CostModel>> models);
   ~Tuner();
 
   // Runs until the budget is spent, every task stopped, or stop requested.
@@ -71,10 +78,11 @@ class Tuner {
   // candidates it was measuring (a log resumed with its budget spent).
   void confirm(bool only_unfinished);
   ScoreFn score_fn(int task_index);
+  CostModel& model_of(size_t task_index) { return *models_[models_.size() == 1 ? 0 : task_index]; }
 
   std::vector<TuneTask> tasks_;
   TunerOptions opts_;
-  std::unique_ptr<CostModel> model_;
+  std::vector<std::unique_ptr<CostModel>> models_;  // one (shared) or one per task
   std::shared_ptr<CandidateMeasurer> measurer_;
   std::unique_ptr<RecordLog> log_;
   std::vector<std::unique_ptr<SearchPolicy>> policies_;

@@ -70,17 +70,24 @@ int tune(const std::string& file, int trials, Transport* transport) {
   if (trials > 0) cfg.search.num_trials = trials;
 
   std::printf("loom tune %s\nsettings: %s\n", file.c_str(), cfg.to_json().dump().c_str());
-  std::unique_ptr<CostModel> model = cfg.pretrained_model.empty()
-                                         ? make_cost_model(cfg.cost_model, cfg.cost_model_options)
-                                         : load_cost_model(cfg.pretrained_model, cfg.cost_model_options);
-  if (model->name() != cfg.cost_model)
+  auto new_model = [&cfg] {
+    return cfg.pretrained_model.empty() ? make_cost_model(cfg.cost_model, cfg.cost_model_options)
+                                        : load_cost_model(cfg.pretrained_model, cfg.cost_model_options);
+  };
+  std::vector<std::unique_ptr<CostModel>> models;
+  models.push_back(new_model());
+  const CostModel& model = *models.front();
+  if (model.name() != cfg.cost_model)
     throw LoomError("cost_model.kind is '" + cfg.cost_model + "' but cost_model.pretrained (" + cfg.pretrained_model +
-                    ") holds a '" + model->name() + "' model");
-  std::printf("cost model: %s %s\n", model->name().c_str(), model->settings_json().dump().c_str());
+                    ") holds a '" + model.name() + "' model");
+  std::printf("cost model: %s %s%s\n", model.name().c_str(), model.settings_json().dump().c_str(),
+              cfg.cost_model_scope == "task" ? ", one per task" : "");
   if (!cfg.pretrained_model.empty()) {
-    const std::string warning = trained_elsewhere_warning(*model, cfg.pretrained_model, this_machine());
+    const std::string warning = trained_elsewhere_warning(model, cfg.pretrained_model, this_machine());
     if (!warning.empty()) std::printf("warning: %s\n", warning.c_str());
   }
+  if (cfg.cost_model_scope == "task")
+    while (models.size() < cfg.tasks.size()) models.push_back(new_model());
   std::vector<TuneTask> tasks;
   for (const auto& t : cfg.tasks) tasks.push_back({std::make_shared<const Task>(t.task), t.weight});
   TunerOptions opts;
@@ -94,7 +101,7 @@ int tune(const std::string& file, int trials, Transport* transport) {
     });
   }
   std::fflush(stdout);
-  Tuner tuner(std::move(tasks), opts, std::move(model));
+  Tuner tuner(std::move(tasks), opts, std::move(models));
   std::signal(SIGINT, on_sigint);
   tuner.run();
   std::signal(SIGINT, SIG_DFL);

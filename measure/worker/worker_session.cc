@@ -254,6 +254,7 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
   // hopelessly slow (MeasureOptions::slow_cutoff).
   if (once_s < kWarmRetimeBelowS) {
     auto tr = Clock::now();
+    inject_recheck_fault(fault);
     kernel_->run(args_.data());
     once_s = std::min(once_s, seconds_since(tr));
   }
@@ -275,6 +276,7 @@ bool WorkerSession::time(const nlohmann::json& req, const Reply& reply) {
   o.flush_cache = req.value("flush", false);
   o.quiet_wait_ms = req.value("quiet_wait_ms", 0.0);
   o.probe_threads = task_.target.threads;
+  o.abandon_above_s = req.value("cutoff_s", 0.0);
   auto t0 = Clock::now();
   const CompiledKernel& k = *kernel_;
   float* const* args = args_.data();

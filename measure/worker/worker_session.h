@@ -73,6 +73,8 @@ class WorkerSession {
 // the others in place of the checking run.
 void inject_build_fault(const std::string& fault);
 void inject_run_fault(const std::string& fault);
+// In the warm second checking run (a short kernel's): "disturbed_check".
+void inject_recheck_fault(const std::string& fault);
 // Fault "slow_device": how long a timing takes (a device whose timed runs
 // dominate, as a measurement farm's do: the distributed benchmark).
 inline constexpr double kSlowDeviceTimingS = 1.0;

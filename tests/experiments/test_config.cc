@@ -112,6 +112,17 @@ TEST(Config, ReadmeSearchSettingsTableIsTheGeneratedOne) {
 TEST(Config, UnknownCostModel) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "cost_model": {"kind": "svm"}})", "cost_model.kind");
 }
+TEST(Config, CostModelScopeParsesAndEchoes) {
+  ExperimentConfig shared = ExperimentConfig::from_json(nlohmann::json::parse(kValid));
+  EXPECT_EQ(shared.cost_model_scope, "shared");
+  ExperimentConfig c = ExperimentConfig::from_json(
+      nlohmann::json::parse(R"({"tasks": [{"workload": "matmul"}], "cost_model": {"scope": "task"}})"));
+  EXPECT_EQ(c.cost_model_scope, "task");
+  EXPECT_EQ(c.to_json()["cost_model"]["scope"], "task");
+}
+TEST(Config, UnknownCostModelScope) {
+  expect_error(R"({"tasks": [{"workload": "matmul"}], "cost_model": {"scope": "global"}})", "cost_model.scope");
+}
 TEST(Config, MeasureWrongType) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "measure": {"repeat": 2.5}})", "measure.repeat");
   expect_error(R"({"tasks": [{"workload": "matmul"}], "measure": {"quiet_wait_ms": -1}})", "measure.quiet_wait_ms");

@@ -73,6 +73,34 @@ TEST(Measurer, AFastCandidateWithASlowColdFirstRunIsTimed) {
   expect_ok(rs[1], 1);
 }
 
+TEST(Measurer, UnderQuietIsolationAHopelesslySlowCandidateCostsOneExclusiveRun) {
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  o.isolation = MeasureOptions::Isolation::kQuiet;
+  o.slow_cutoff = 1e-9;
+  Measurer m(o);
+  expect_ok(m.measure(task, {tiled(task, 0)})[0], 0);
+  MeasureResult r = m.measure(task, {tiled(task, 1)})[0];
+  EXPECT_EQ(r.error, ErrorKind::kNone) << r.error_msg;
+  ASSERT_EQ(r.costs_s.size(), 1u) << "the exclusive warm-up run's time only";
+  EXPECT_GT(r.costs_s[0], 0);
+}
+
+TEST(Measurer, UnderQuietIsolationACheckingRunSlowedBesideTheKernelDoesNotCutTheCandidateOff) {
+  // Candidate 1 is the task's best program again, but both of its checking
+  // runs take 4 ms more (a build held one of its cores): over 50 times the
+  // best. Alone on the cores it is as fast as the best, so it is timed.
+  Task task = small_matmul();
+  MeasureOptions o = fast_options();
+  o.isolation = MeasureOptions::Isolation::kQuiet;
+  o.slow_cutoff = 50;
+  o.test_faults = {{1, "disturbed_check"}};
+  Measurer m(o);
+  expect_ok(m.measure(task, {tiled(task, 0)})[0], 0);
+  auto rs = m.measure(task, {tiled(task, 0), tiled(task, 0)});
+  expect_ok(rs[1], 1);  // every group timed
+}
+
 TEST(Measurer, FaultsCostOnlyTheirCandidate) {
   Task task = small_matmul();
   MeasureOptions o = fast_options();

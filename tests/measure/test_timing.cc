@@ -146,6 +146,29 @@ TEST(Timing, NoProbeWithoutAQuietWait) {
   EXPECT_EQ(probe.calls, 0u);
 }
 
+TEST(Timing, AWarmUpRunAboveTheAbandonLimitIsTheWholeResult) {
+  TimingOptions o;
+  o.repeat = 3;
+  o.min_repeat_ms = 1;
+  o.abandon_above_s = 1e-4;
+  int runs = 0;
+  auto costs = time_function([&] { ++runs; std::this_thread::sleep_for(std::chrono::milliseconds(1)); }, o);
+  EXPECT_EQ(runs, 1);
+  ASSERT_EQ(costs.size(), 1u);
+  EXPECT_GE(costs[0], 1e-3);
+}
+
+TEST(Timing, AWarmUpRunBelowTheAbandonLimitIsFollowedByEveryGroup) {
+  TimingOptions o;
+  o.repeat = 3;
+  o.min_repeat_ms = 0;
+  o.abandon_above_s = 10;
+  int runs = 0;
+  auto costs = time_function([&] { ++runs; }, o);
+  EXPECT_EQ(costs.size(), 3u);
+  EXPECT_EQ(runs, 4);  // the warm-up and one run per group
+}
+
 TEST(Timing, LoadProbeMeasuresASpeed) {
   const double s = load_probe();
   EXPECT_TRUE(std::isfinite(s));

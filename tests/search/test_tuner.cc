@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "ir/error.h"
 #include "measure/records.h"
 #include "search/tuner.h"
 #include "tests/support/schedule_check.h"
@@ -89,6 +90,65 @@ TEST(Tuner, ATaskWhoseSpaceIsExhaustedEndsTheRun) {
   bool exhausted = false;
   for (const auto& l : lines) exhausted = exhausted || l.find("search space is exhausted") != std::string::npos;
   EXPECT_TRUE(exhausted);
+}
+
+std::vector<TuneTask> two_tiny_tasks() {
+  const Target cpu = Target::parse("cpu -threads=1");
+  return {{std::make_shared<const Task>(Task::make("matmul", nlohmann::json{{"M", 32}, {"N", 32}, {"K", 32}}, cpu)), 1.0},
+          {std::make_shared<const Task>(Task::make("matmul", nlohmann::json{{"M", 16}, {"N", 32}, {"K", 32}}, cpu)), 1.0}};
+}
+
+// Random models as the per-task models: what matters is which records each
+// one is given.
+std::vector<std::unique_ptr<CostModel>> one_random_model_per_task(size_t n, std::vector<const CostModel*>* seen) {
+  std::vector<std::unique_ptr<CostModel>> models;
+  for (size_t i = 0; i < n; ++i) {
+    models.push_back(make_cost_model("random"));
+    seen->push_back(models.back().get());
+  }
+  return models;
+}
+
+TEST(Tuner, AModelPerTaskLearnsFromItsOwnTasksProgramsOnly) {
+  std::string log = temp_log("per_task.jsonl");
+  TunerOptions o = tiny_options(log, 32);
+  o.search.task_scheduler = TaskSchedulerKind::kRoundRobin;
+  std::vector<TuneTask> tasks = two_tiny_tasks();
+  std::vector<const CostModel*> models;
+  Tuner tuner(tasks, o, one_random_model_per_task(2, &models));
+  tuner.run();
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(models[i]->num_records(), 16u) << "task " << i;
+    // Its ranking groups: this task on this machine.
+    ASSERT_EQ(models[i]->training_data().task_keys.size(), 1u) << "task " << i;
+    EXPECT_EQ(models[i]->training_data().task_keys[0].rfind(tasks[i].task->key(), 0), 0u) << "task " << i;
+  }
+}
+
+TEST(Tuner, ResumedProgramsTrainTheirOwnTasksModel) {
+  std::string log = temp_log("per_task_resume.jsonl");
+  TunerOptions o = tiny_options(log, 32);
+  o.search.task_scheduler = TaskSchedulerKind::kRoundRobin;
+  std::vector<TuneTask> tasks = two_tiny_tasks();
+  Tuner(tasks, o, make_cost_model("random")).run();
+  std::vector<const CostModel*> models;
+  Tuner resumed(tasks, o, one_random_model_per_task(2, &models));  // the budget is spent: nothing new is measured
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(models[i]->num_records(), 16u) << "task " << i;
+    // Its ranking groups: this task on this machine.
+    ASSERT_EQ(models[i]->training_data().task_keys.size(), 1u) << "task " << i;
+    EXPECT_EQ(models[i]->training_data().task_keys[0].rfind(tasks[i].task->key(), 0), 0u) << "task " << i;
+  }
+}
+
+TEST(Tuner, ModelsMustBeOneSharedOrOnePerTask) {
+  std::vector<const CostModel*> models;
+  try {
+    Tuner(two_tiny_tasks(), tiny_options(temp_log("three_models.jsonl"), 8), one_random_model_per_task(3, &models));
+    FAIL() << "expected an error";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("3 cost models for 2 tasks"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Tuner, ResumeDoesNotMeasureAgain) {
