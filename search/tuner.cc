@@ -127,7 +127,7 @@ void Tuner::resume_from_log() {
     auto c = cost_of[ti].find(steps);
     round_costs.push_back(c != cost_of[ti].end() ? c->second : std::numeric_limits<double>::infinity());
     round_states.push_back(state);
-    training[models_.size() == 1 ? 0 : ti].push_back({tasks_[ti].task, state, round_costs.back(), r.result.machine});
+    training[model_index(ti)].push_back({tasks_[ti].task, state, round_costs.back(), r.result.machine});
     ++resumed;
   }
   flush_round();

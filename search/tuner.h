@@ -78,7 +78,8 @@ class Tuner {
   // candidates it was measuring (a log resumed with its budget spent).
   void confirm(bool only_unfinished);
   ScoreFn score_fn(int task_index);
-  CostModel& model_of(size_t task_index) { return *models_[models_.size() == 1 ? 0 : task_index]; }
+  size_t model_index(size_t task_index) const { return models_.size() == 1 ? 0 : task_index; }
+  CostModel& model_of(size_t task_index) { return *models_[model_index(task_index)]; }
 
   std::vector<TuneTask> tasks_;
   TunerOptions opts_;
