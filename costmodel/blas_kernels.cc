@@ -17,17 +17,39 @@ std::string openblas_core_name() {
   return name ? std::string(name) : std::string();
 }
 
+namespace {
+
+bool has_avx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+// OpenBLAS 0.3.21's kernel sets that use AVX-512.
+bool avx512_kernels(const std::string& core) {
+  return core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids";
+}
+
+}  // namespace
+
 const std::string& select_openblas_kernels() {
   static const std::string note = [] {
-    if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return std::string();
+    if (const char* chosen = std::getenv("OPENBLAS_CORETYPE")) {
+      // The user's choice stands, but a result should say when it holds
+      // an AVX-512 CPU to narrower kernels (on a Zen 5 core, Haswell's
+      // sgemm ran at half the speed of SkylakeX's).
+      const std::string core = openblas_core_name();
+      if (!core.empty() && has_avx512() && !avx512_kernels(core))
+        return "OPENBLAS_CORETYPE=" + std::string(chosen) + ": no AVX-512 kernels on this AVX-512 CPU";
+      return std::string();
+    }
     if (openblas_core_name() != "Prescott") return std::string();
     if (gotoblas_dynamic_init == nullptr || gotoblas_dynamic_quit == nullptr) {
       return std::string("generic fallback kernels: set OPENBLAS_CORETYPE");
     }
     __builtin_cpu_init();
     const char* core = nullptr;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+    if (has_avx512()) {
       core = "SkylakeX";
     } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
       core = "Haswell";

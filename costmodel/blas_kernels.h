@@ -7,8 +7,9 @@
 // chose with OPENBLAS_CORETYPE, pick the kernels by ISA instead (SkylakeX
 // with AVX-512, Haswell with AVX2+FMA), exactly as OPENBLAS_CORETYPE would.
 // Idempotent and thread-safe; call before the first BLAS call (the MLP's
-// constructor and the OpenBLAS baselines do). Returns a note for results
-// ("" when nothing changed or no OpenBLAS is loaded).
+// constructor and the OpenBLAS baselines do). Returns a note for results:
+// that the kernels were chosen by ISA, or that the user's OPENBLAS_CORETYPE
+// gives an AVX-512 CPU no AVX-512 kernels ("" otherwise, or without OpenBLAS).
 #pragma once
 
 #include <string>

@@ -28,6 +28,9 @@
 // of every network is re-parametrized to match (W' = W diag(s_old/s_new),
 // b' = b + W ((m_new - m_old) s_old)), so a warm start continues from the
 // same function of the features while the clipping range follows the data.
+//
+// Inference (predict) runs on a frozen copy of the weights in plain C++
+// (mlp_inference.h), not in LibTorch.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -39,6 +42,7 @@
 
 #include "costmodel/blas_kernels.h"
 #include "costmodel/metrics.h"
+#include "costmodel/mlp_inference.h"
 #include "costmodel/mlp_model.h"
 #include "ir/error.h"
 
@@ -169,22 +173,30 @@ class MlpModel : public CostModel {
   std::string name() const override { return "mlp"; }
   nlohmann::json settings_json() const override { return s_.to_json(); }
 
+  // Scored by the frozen copy of the weights (mlp_inference.h), made again
+  // after every fit or load; LibTorch's forward is the reference it is
+  // tested against (libtorch_scores).
   std::vector<float> predict_features(const std::vector<ProgramFeatures>& programs) override {
+    if (!frozen_current_) {
+      frozen_ = freeze();
+      frozen_current_ = true;
+    }
+    std::vector<float> out = mlp_scores(frozen_, programs);
+    for (size_t i = 0; i < programs.size(); ++i)
+      if (!programs[i].valid) out[i] = kInvalidProgramScore;
+    return out;
+  }
+
+  std::vector<float> libtorch_scores(const std::vector<ProgramFeatures>& programs) {
     torch::set_num_threads(s_.threads);
     torch::NoGradGuard no_grad;
     std::vector<size_t> all(programs.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     Packed p = pack(programs, all);
     torch::Tensor scores = torch::zeros({p.num_programs});
-    // One standardization for every member that shares the first's (all do
-    // once fitted): 2,048 matmul states took 23.4 ms instead of 26.9 on a
-    // Xeon core (medians of 5 alternating runs).
-    torch::Tensor shared = nets_.front()->normalize(p.rows);
     for (auto& net : nets_) {
       net->eval();
-      const bool same = net->input_clip == nets_.front()->input_clip && torch::equal(net->mean, nets_.front()->mean) &&
-                        torch::equal(net->inv_std, nets_.front()->inv_std);
-      scores += net->forward_normalized(same ? shared : net->normalize(p.rows), p.seg, p.num_programs);
+      scores += net->forward(p.rows, p.seg, p.num_programs);
     }
     scores = (scores / static_cast<double>(nets_.size())).contiguous();
     std::vector<float> out(scores.data_ptr<float>(), scores.data_ptr<float>() + programs.size());
@@ -214,6 +226,7 @@ class MlpModel : public CostModel {
     char total[64];
     std::snprintf(total, sizeof total, " (%.1f s)", elapsed());
     last_fit_summary_ = summary + total;
+    frozen_current_ = false;
   }
 
  protected:
@@ -252,6 +265,7 @@ class MlpModel : public CostModel {
     }
     standardized_ = std_flag != 0;
     for (auto& net : nets_) net->eval();
+    frozen_current_ = false;
   }
 
  private:
@@ -408,8 +422,32 @@ class MlpModel : public CostModel {
     for (size_t i = 0; i < params.size(); ++i) params[i].copy_(s[i]);
   }
 
+  static FrozenLinear freeze(const torch::nn::Linear& l) {
+    torch::Tensor w = l->weight.detach().contiguous(), b = l->bias.detach().contiguous();
+    return FrozenLinear::from_out_by_in(static_cast<int>(w.size(0)), static_cast<int>(w.size(1)),
+                                        w.data_ptr<float>(), b.data_ptr<float>());
+  }
+  FrozenMlp freeze() const {
+    FrozenMlp f;
+    for (const auto& net : nets_) {
+      FrozenNet n;
+      torch::Tensor mean = net->mean.contiguous(), inv_std = net->inv_std.contiguous();
+      n.mean.assign(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
+      n.inv_std.assign(inv_std.data_ptr<float>(), inv_std.data_ptr<float>() + inv_std.numel());
+      n.input_clip = net->input_clip;
+      for (const auto& l : net->fc) n.hidden.push_back(freeze(l));
+      n.out = freeze(net->out);
+      for (const auto& l : net->head) n.head.push_back(freeze(l));
+      if (!net->head.empty()) n.head_out = freeze(net->head_out);
+      f.nets.push_back(std::move(n));
+    }
+    return f;
+  }
+
   MlpSettings s_;
   std::vector<Net> nets_;
+  FrozenMlp frozen_;
+  bool frozen_current_ = false;
   std::mt19937_64 rng_;
   bool standardized_ = false;
 };
@@ -418,6 +456,12 @@ class MlpModel : public CostModel {
 
 std::unique_ptr<CostModel> make_mlp_model(const MlpSettings& settings) {
   return std::make_unique<MlpModel>(settings);
+}
+
+std::vector<float> mlp_libtorch_scores(CostModel& mlp, const std::vector<ProgramFeatures>& programs) {
+  auto* m = dynamic_cast<MlpModel*>(&mlp);
+  if (m == nullptr) throw LoomError("mlp_libtorch_scores: the model is '" + mlp.name() + "', not mlp");
+  return m->libtorch_scores(programs);
 }
 
 }  // namespace loom

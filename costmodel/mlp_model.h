@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,5 +55,9 @@ struct MlpSettings {
 };
 
 std::unique_ptr<CostModel> make_mlp_model(const MlpSettings& settings = {});
+
+// The scores of an mlp model (one made by make_mlp_model or loaded) from
+// LibTorch's forward pass: the reference its own inference is tested against.
+std::vector<float> mlp_libtorch_scores(CostModel& mlp, const std::vector<ProgramFeatures>& programs);
 
 }  // namespace loom

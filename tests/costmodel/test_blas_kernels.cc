@@ -21,5 +21,22 @@ TEST(BlasKernels, AnMlpLeavesOpenBlasOnTheKernelsOfThisCpu) {
   EXPECT_NE(core, "Prescott") << select_openblas_kernels();
 }
 
+TEST(BlasKernels, ACoreTypeThatHoldsAnAvx512CpuToNarrowerKernelsIsNoted) {
+  const char* chosen = std::getenv("OPENBLAS_CORETYPE");
+  if (!chosen) GTEST_SKIP() << "no OPENBLAS_CORETYPE in the environment";
+  auto mlp = make_cost_model("mlp", {});
+  const std::string core = openblas_core_name();
+  __builtin_cpu_init();
+  if (core.empty() || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq"))
+    GTEST_SKIP() << "no OpenBLAS or no AVX-512";
+  if (core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids") {
+    EXPECT_EQ(select_openblas_kernels(), "");
+  } else {
+    EXPECT_NE(select_openblas_kernels().find(std::string("OPENBLAS_CORETYPE=") + chosen), std::string::npos)
+        << select_openblas_kernels();
+  }
+}
+
 }  // namespace
 }  // namespace loom
