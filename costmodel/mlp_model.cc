@@ -168,19 +168,16 @@ class MlpModel : public CostModel {
       // Initialized under its seed.
       nets_.push_back(Net(kNumFeatures, s.hidden, s.layers, s.head_layers, s.dropout, s.input_clip));
     }
+    frozen_ = freeze();
   }
 
   std::string name() const override { return "mlp"; }
   nlohmann::json settings_json() const override { return s_.to_json(); }
 
   // Scored by the frozen copy of the weights (mlp_inference.h), made again
-  // after every fit or load; LibTorch's forward is the reference it is
-  // tested against (libtorch_scores).
+  // after every change of the weights (so scoring only reads); LibTorch's
+  // forward is the reference it is tested against (libtorch_scores).
   std::vector<float> predict_features(const std::vector<ProgramFeatures>& programs) override {
-    if (!frozen_current_) {
-      frozen_ = freeze();
-      frozen_current_ = true;
-    }
     std::vector<float> out = mlp_scores(frozen_, programs);
     for (size_t i = 0; i < programs.size(); ++i)
       if (!programs[i].valid) out[i] = kInvalidProgramScore;
@@ -226,7 +223,7 @@ class MlpModel : public CostModel {
     char total[64];
     std::snprintf(total, sizeof total, " (%.1f s)", elapsed());
     last_fit_summary_ = summary + total;
-    frozen_current_ = false;
+    frozen_ = freeze();
   }
 
  protected:
@@ -265,7 +262,7 @@ class MlpModel : public CostModel {
     }
     standardized_ = std_flag != 0;
     for (auto& net : nets_) net->eval();
-    frozen_current_ = false;
+    frozen_ = freeze();
   }
 
  private:
@@ -447,7 +444,6 @@ class MlpModel : public CostModel {
   MlpSettings s_;
   std::vector<Net> nets_;
   FrozenMlp frozen_;
-  bool frozen_current_ = false;
   std::mt19937_64 rng_;
   bool standardized_ = false;
 };
