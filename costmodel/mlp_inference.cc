@@ -110,6 +110,25 @@ void dense_portable(const float* x, int ldx, int rows, const FrozenLinear& l, bo
   }
 }
 
+// `rows` rows (x, row stride *ld) through `layers`, each followed by a ReLU,
+// alternating between the two buffers; returns the last output (row stride
+// and width in *ld and *width; x itself when there are no layers).
+const float* through_relu_layers(DenseFn dense, const std::vector<FrozenLinear>& layers, const float* x, int rows,
+                                 float* bufs[2], int* ld, int* width) {
+  int which = 0;
+  for (const FrozenLinear& l : layers) {
+    if (rows > 0) dense(x, *ld, rows, l, true, bufs[which]);
+    x = bufs[which];
+    *ld = l.stride;
+    *width = l.out;
+    which ^= 1;
+  }
+  return x;
+}
+
+// A buffer of the pair that does not hold `x`.
+float* other_than(float* bufs[2], const float* x) { return x == bufs[0] ? bufs[1] : bufs[0]; }
+
 // Rows are scored in chunks of whole programs of about this many rows, so
 // that a chunk's activations stay in the L2 cache across the nets.
 constexpr int kChunkRows = 192;
@@ -154,42 +173,27 @@ std::vector<float> mlp_scores(const FrozenMlp& mlp, const std::vector<ProgramFea
     head_a.resize(nprog * widest);
     head_b.resize(nprog * widest);
 
-    const FrozenNet* normalized_for = nullptr;
-    for (const FrozenNet& net : mlp.nets) {
-      // Members that share a standardization (all do once fitted) share the
-      // normalized rows.
-      if (normalized_for == nullptr || net.mean != normalized_for->mean || net.inv_std != normalized_for->inv_std ||
-          net.input_clip != normalized_for->input_clip) {
-        const float clip = static_cast<float>(net.input_clip);
-        float* dst = normalized.data();
-        for (size_t p = begin; p < end; ++p) {
-          const int n = rows_of(p);
-          for (int s = 0; s < n; ++s, dst += kNumFeatures) {
-            const float* src = programs[p].row(s);
-            for (int f = 0; f < kNumFeatures; ++f) {
-              float v = (src[f] - net.mean[f]) * net.inv_std[f];
-              if (clip > 0) v = std::min(std::max(v, -clip), clip);
-              dst[f] = v;
-            }
-          }
+    // Standardized once for all the nets.
+    const float clip = static_cast<float>(mlp.input_clip);
+    float* dst = normalized.data();
+    for (size_t p = begin; p < end; ++p) {
+      for (int s = 0; s < rows_of(p); ++s, dst += kNumFeatures) {
+        const float* src = programs[p].row(s);
+        for (int f = 0; f < kNumFeatures; ++f) {
+          float v = (src[f] - mlp.mean[f]) * mlp.inv_std[f];
+          if (clip > 0) v = std::min(std::max(v, -clip), clip);
+          dst[f] = v;
         }
-        normalized_for = &net;
       }
-      const float* x = normalized.data();
-      int ldx = kNumFeatures, width = kNumFeatures;
+    }
+    for (const FrozenNet& net : mlp.nets) {
       float* bufs[2] = {act_a.data(), act_b.data()};
-      int which = 0;
-      for (const FrozenLinear& l : net.hidden) {
-        if (rows > 0) dense(x, ldx, rows, l, true, bufs[which]);
-        x = bufs[which];
-        ldx = l.stride;
-        width = l.out;
-        which ^= 1;
-      }
+      int ldx = kNumFeatures, width = kNumFeatures;
+      const float* x = through_relu_layers(dense, net.hidden, normalized.data(), rows, bufs, &ldx, &width);
       // The output layer per row (one output: column 0 of a 16-wide
       // product), summed per program; with a head, the sum of the
       // program's last hidden vectors too.
-      float* row_out = bufs[which];
+      float* row_out = other_than(bufs, x);
       if (rows > 0) dense(x, ldx, rows, net.out, false, row_out);
       const bool has_head = net.head_out.in > 0;
       size_t row = 0;
@@ -207,18 +211,13 @@ std::vector<float> mlp_scores(const FrozenMlp& mlp, const std::vector<ProgramFea
         scores[p] += s;
       }
       if (!has_head) continue;
-      const float* h = sums.data();
-      int ldh = widest;
       float* hbufs[2] = {head_a.data(), head_b.data()};
-      which = 0;
-      for (const FrozenLinear& l : net.head) {
-        dense(h, ldh, static_cast<int>(nprog), l, true, hbufs[which]);
-        h = hbufs[which];
-        ldh = l.stride;
-        which ^= 1;
-      }
-      dense(h, ldh, static_cast<int>(nprog), net.head_out, false, hbufs[which]);
-      for (size_t p = begin; p < end; ++p) scores[p] += hbufs[which][(p - begin) * net.head_out.stride];
+      int ldh = widest, head_width = width;
+      const float* h = through_relu_layers(dense, net.head, sums.data(), static_cast<int>(nprog), hbufs, &ldh,
+                                           &head_width);
+      float* head_out = other_than(hbufs, h);
+      dense(h, ldh, static_cast<int>(nprog), net.head_out, false, head_out);
+      for (size_t p = begin; p < end; ++p) scores[p] += head_out[(p - begin) * net.head_out.stride];
     }
     begin = end;
   }

@@ -1,5 +1,5 @@
 // The MLP ensemble's forward pass in plain C++: a frozen copy of the
-// trained weights (mlp_model.cc makes one after every fit or load) scores
+// trained weights (mlp_model.cc makes one whenever the weights change) scores
 // programs without LibTorch.
 //
 // Why not LibTorch's own forward: its matrix products run in whichever
@@ -35,15 +35,16 @@ struct FrozenLinear {
 // program's last hidden vectors through `head` (ReLU after each) and
 // `head_out`, added to the program's score.
 struct FrozenNet {
-  std::vector<float> mean, inv_std;  // standardization: clip((x - mean) * inv_std)
-  double input_clip = 0;             // 0: no clipping
   std::vector<FrozenLinear> hidden;
   FrozenLinear out;
   std::vector<FrozenLinear> head;
   FrozenLinear head_out;  // in == 0: no head
 };
 
+// The nets share one standardization of the rows: clip((x - mean) * inv_std).
 struct FrozenMlp {
+  std::vector<float> mean, inv_std;
+  double input_clip = 0;  // 0: no clipping
   std::vector<FrozenNet> nets;
 };
 

@@ -107,16 +107,10 @@ struct NetImpl : torch::nn::Module {
   // Rows -> the sum of their outputs per program (seg: each row's program),
   // plus, with a head, the head's output on the sum of the rows' last hidden
   // vectors (the statements of a program seen together).
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& seg, int64_t num_programs) {
-    return forward_normalized(normalize(x), seg, num_programs);
-  }
-  // Standardized and clipped rows (the members of an ensemble share one
-  // standardization: predict_features normalizes once for all of them).
-  torch::Tensor normalize(const torch::Tensor& x) const {
-    torch::Tensor y = (x - mean) * inv_std;
-    return input_clip > 0 ? torch::clamp(y, -input_clip, input_clip) : y;
-  }
-  torch::Tensor forward_normalized(torch::Tensor x, const torch::Tensor& seg, int64_t num_programs) {
+  // Rows are standardized and clipped first.
+  torch::Tensor forward(torch::Tensor x, const torch::Tensor& seg, int64_t num_programs) {
+    x = (x - mean) * inv_std;
+    if (input_clip > 0) x = torch::clamp(x, -input_clip, input_clip);
     torch::Tensor scores = torch::zeros({num_programs});
     if (x.size(0) == 0) return scores;
     for (auto& l : fc) x = torch::dropout(torch::relu(l->forward(x)), dropout, is_training());
@@ -425,13 +419,20 @@ class MlpModel : public CostModel {
                                         w.data_ptr<float>(), b.data_ptr<float>());
   }
   FrozenMlp freeze() const {
+    // Every member has the standardization of the last fit (standardize
+    // sets them together), so the frozen copy keeps one.
+    const Net& first = nets_.front();
+    for (const auto& net : nets_)
+      if (net->input_clip != first->input_clip || !torch::equal(net->mean, first->mean) ||
+          !torch::equal(net->inv_std, first->inv_std))
+        throw LoomError("mlp model: its networks differ in their input standardization");
     FrozenMlp f;
+    torch::Tensor mean = first->mean.contiguous(), inv_std = first->inv_std.contiguous();
+    f.mean.assign(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
+    f.inv_std.assign(inv_std.data_ptr<float>(), inv_std.data_ptr<float>() + inv_std.numel());
+    f.input_clip = first->input_clip;
     for (const auto& net : nets_) {
       FrozenNet n;
-      torch::Tensor mean = net->mean.contiguous(), inv_std = net->inv_std.contiguous();
-      n.mean.assign(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
-      n.inv_std.assign(inv_std.data_ptr<float>(), inv_std.data_ptr<float>() + inv_std.numel());
-      n.input_clip = net->input_clip;
       for (const auto& l : net->fc) n.hidden.push_back(freeze(l));
       n.out = freeze(net->out);
       for (const auto& l : net->head) n.head.push_back(freeze(l));

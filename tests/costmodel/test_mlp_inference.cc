@@ -86,11 +86,11 @@ FrozenLinear random_linear(int out, int in, std::mt19937_64& rng) {
 TEST(MlpInference, VectorTilesAndThePortableLoopNestAgree) {
   std::mt19937_64 rng(3);
   FrozenMlp mlp;
+  mlp.mean.assign(kNumFeatures, 0.5f);
+  mlp.inv_std.assign(kNumFeatures, 0.8f);
+  mlp.input_clip = 3;
   for (int width : {128, 70}) {
     FrozenNet net;
-    net.mean.assign(kNumFeatures, 0.5f);
-    net.inv_std.assign(kNumFeatures, 0.8f);
-    net.input_clip = 3;
     net.hidden = {random_linear(width, kNumFeatures, rng), random_linear(width, width, rng)};
     net.out = random_linear(1, width, rng);
     net.head = {random_linear(width, width, rng)};
