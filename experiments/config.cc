@@ -84,7 +84,7 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
   if (j.contains("search")) c.search = SearchSettings::from_json(j["search"], "search");
   if (j.contains("cost_model")) {
     const auto& m = j["cost_model"];
-    check_keys(m, "cost_model", {"kind", "options", "pretrained", "scope"});
+    check_keys(m, "cost_model", {"kind", "options", "pretrained", "scope", "task_model_after"});
     if (m.contains("kind")) {
       c.cost_model = string(m["kind"], "cost_model.kind");
       if (c.cost_model != "mlp" && c.cost_model != "xgb" && c.cost_model != "random")
@@ -99,6 +99,12 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
       c.cost_model_scope = string(m["scope"], "cost_model.scope");
       if (c.cost_model_scope != "shared" && c.cost_model_scope != "task")
         throw LoomError("cost_model.scope: expected \"shared\" or \"task\"");
+    }
+    if (m.contains("task_model_after")) {
+      if (c.cost_model_scope != "task")
+        throw LoomError("cost_model.task_model_after: only with cost_model.scope \"task\" (a shared model has no "
+                        "per-task models to hand over to)");
+      c.task_model_after = integer(m["task_model_after"], "cost_model.task_model_after", 0, 1 << 30);
     }
   }
   // Inside a network a kernel reads its weights from memory, not from the
@@ -171,7 +177,8 @@ nlohmann::json ExperimentConfig::to_json() const {
                          {{"kind", cost_model},
                           {"options", cost_model_options},
                           {"pretrained", pretrained_model},
-                          {"scope", cost_model_scope}}},
+                          {"scope", cost_model_scope},
+                          {"task_model_after", task_model_after}}},
                         {"measure", measure_options_to_json(measure)},
                         {"baselines", baselines},
                         {"outputs", {{"log", log_path}, {"export", export_dir}, {"report", report_dir}}}};

@@ -42,6 +42,10 @@ struct ExperimentConfig {
   // "task": each task starts from its own copy of the model (the pretrained
   // file, or a new one) and learns from its own programs only.
   std::string cost_model_scope = "shared";
+  // With scope "task": the programs a task measures before its own model
+  // takes over (the shared one scores it until then; its own is then fitted
+  // on all of them). 0: its own from the first round.
+  int task_model_after = 0;
   MeasureOptions measure;
   std::vector<std::string> baselines = {"onednn", "openblas"};  // libraries `loom report` compares with
   // outputs: relative paths are relative to the config file's folder.

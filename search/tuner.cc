@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <sstream>
 
 #include "ir/error.h"
@@ -36,10 +37,18 @@ void Tuner::request_stop() { g_stop.store(true); }
 bool Tuner::stop_requested() { return g_stop.load(); }
 
 namespace {
-std::vector<std::unique_ptr<CostModel>> one_model(std::unique_ptr<CostModel> model) {
-  std::vector<std::unique_ptr<CostModel>> models;
-  models.push_back(std::move(model));
+TunerModels one_model(std::unique_ptr<CostModel> model) {
+  TunerModels models;
+  models.shared = std::move(model);
   return models;
+}
+
+// One model: shared; several: each task's own from the start.
+TunerModels shared_or_per_task(std::vector<std::unique_ptr<CostModel>> models) {
+  TunerModels out;
+  if (models.size() == 1) out.shared = std::move(models.front());
+  else out.per_task = std::move(models);
+  return out;
 }
 }  // namespace
 
@@ -47,17 +56,29 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::unique_ptr<
     : Tuner(std::move(tasks), std::move(options), one_model(std::move(model))) {}
 
 Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::vector<std::unique_ptr<CostModel>> models)
+    : Tuner(std::move(tasks), std::move(options), shared_or_per_task(std::move(models))) {}
+
+Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, TunerModels models)
     : tasks_(std::move(tasks)),
       opts_(std::move(options)),
-      models_(std::move(models)),
+      shared_model_(std::move(models.shared)),
+      own_models_(std::move(models.per_task)),
+      own_model_after_(static_cast<size_t>(std::max(0, models.per_task_after))),
       scheduler_(opts_.search),
       rng_(opts_.search.seed) {
   if (tasks_.empty()) throw LoomError("nothing to tune: no tasks");
-  if (models_.size() != 1 && models_.size() != tasks_.size())
-    throw LoomError("tuner: " + std::to_string(models_.size()) + " cost models for " + std::to_string(tasks_.size()) +
-                    " tasks (expected one shared model or one per task)");
-  for (const auto& m : models_)
+  if (!own_models_.empty() && own_models_.size() != tasks_.size())
+    throw LoomError("tuner: " + std::to_string(own_models_.size()) + " cost models for " +
+                    std::to_string(tasks_.size()) + " tasks (expected one shared model or one per task)");
+  for (const auto& m : own_models_)
     if (!m) throw LoomError("tuner: a cost model is missing");
+  if (models.per_task_after < 0) throw LoomError("tuner: a task's own model cannot take over after a negative count");
+  has_own_model_.assign(tasks_.size(), !own_models_.empty() && own_model_after_ == 0);
+  awaiting_own_.resize(tasks_.size());
+  if (!shared_model_ && shared_model_in_use())
+    throw LoomError(own_models_.empty() ? "tuner: a cost model is missing"
+                                        : "tuner: tasks score with the shared model until their own takes over, "
+                                          "but there is no shared model");
   if (!opts_.print) opts_.print = [](const std::string& s) { std::printf("%s\n", s.c_str()); std::fflush(stdout); };
   measurer_ = opts_.measurer ? opts_.measurer : std::make_shared<Measurer>(opts_.measure);
   for (size_t i = 0; i < tasks_.size(); ++i) {
@@ -97,7 +118,9 @@ void Tuner::resume_from_log() {
   // The programs go back to their policies round by round, as they were
   // measured: a run of one task's records in the log, cut every
   // measures_per_round, is one round (what the task scheduler counts).
-  std::vector<std::vector<TrainingRecord>> training(models_.size());
+  // Training records in the log's order: of each task, and of all.
+  std::vector<std::vector<TrainingRecord>> training(tasks_.size());
+  std::vector<TrainingRecord> all_training;
   std::vector<std::set<std::string>> seen(tasks_.size());
   std::vector<std::optional<State>> best(tasks_.size());
   std::vector<State> round_states;
@@ -127,7 +150,8 @@ void Tuner::resume_from_log() {
     auto c = cost_of[ti].find(steps);
     round_costs.push_back(c != cost_of[ti].end() ? c->second : std::numeric_limits<double>::infinity());
     round_states.push_back(state);
-    training[model_index(ti)].push_back({tasks_[ti].task, state, round_costs.back(), r.result.machine});
+    training[ti].push_back({tasks_[ti].task, state, round_costs.back(), r.result.machine});
+    all_training.push_back(training[ti].back());
     ++resumed;
   }
   flush_round();
@@ -136,10 +160,43 @@ void Tuner::resume_from_log() {
   for (size_t i = 0; i < tasks_.size(); ++i)
     if (best[i]) policies_[i]->set_best(*best[i], best_cost[i]);
   trials_ += resumed;
-  for (size_t m = 0; m < models_.size(); ++m)
-    if (!training[m].empty()) models_[m]->update(training[m]);
+  if (!own_models_.empty())
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (has_own_model_[i]) {
+        if (!training[i].empty()) own_models_[i]->update(training[i]);
+      } else if (training[i].size() >= own_model_after_) {
+        hand_over(i, training[i]);
+      } else {
+        awaiting_own_[i] = std::move(training[i]);
+      }
+    }
+  if (shared_model_ && shared_model_in_use() && !all_training.empty()) shared_model_->update(all_training);
   opts_.print(fmt("resumed from %s: %d programs of these tasks (%d lines, %d skipped)",
                   opts_.log_path.c_str(), resumed, report.lines, report.skipped));
+}
+
+bool Tuner::shared_model_in_use() const {
+  return std::find(has_own_model_.begin(), has_own_model_.end(), false) != has_own_model_.end();
+}
+
+void Tuner::learn(size_t ti, const std::vector<TrainingRecord>& records) {
+  if (has_own_model_[ti]) {
+    own_models_[ti]->update(records);
+  } else if (!own_models_.empty()) {
+    std::vector<TrainingRecord>& waiting = awaiting_own_[ti];
+    waiting.insert(waiting.end(), records.begin(), records.end());
+    if (waiting.size() >= own_model_after_) hand_over(ti, std::exchange(waiting, {}));
+  }
+  if (shared_model_ && shared_model_in_use()) shared_model_->update(records);
+}
+
+void Tuner::hand_over(size_t ti, const std::vector<TrainingRecord>& records) {
+  own_models_[ti]->update(records);
+  has_own_model_[ti] = true;
+  const std::string& fit = own_models_[ti]->last_fit_summary();
+  opts_.print(fmt("%s: its own cost model scores it from now on, fitted on its %zu programs%s",
+                  tasks_[ti].task->description().c_str(), records.size(),
+                  fit.empty() ? "" : (" (" + fit + ")").c_str()));
 }
 
 ScoreFn Tuner::score_fn(int task_index) {
@@ -187,7 +244,7 @@ void Tuner::one_round(int ti) {
   policy.add_measured(batch, costs);
   trials_ += static_cast<int>(batch.size());
   auto t2 = Clock::now();
-  model_of(static_cast<size_t>(ti)).update(training);
+  learn(static_cast<size_t>(ti), training);
   double train_s = seconds_since(t2);
   ++round_;
   double best = policy.best_cost();

@@ -3,7 +3,8 @@
 // it to the log, retrain the model on the new records, report progress.
 // One cost model serves every task (Ansor's choice: each round trains it on
 // all tasks' programs), or each task has its own copy of the starting model
-// that learns from that task's programs only (see the constructor).
+// that learns from that task's programs only, from the start or once the task
+// has measured enough programs for it (TunerModels).
 // Resumes from an existing log; stops at the trial budget, when every task
 // early-stopped, or after the current batch when interrupted (SIGINT). At
 // the end (unless interrupted) the best programs of each task are measured
@@ -45,6 +46,18 @@ struct TunerOptions {
   std::function<void(const std::string&)> print;  // progress lines (default: stdout)
 };
 
+// The cost models of a run. `shared` scores the states of every task that has
+// no model of its own yet, and learns from every program while some task
+// still uses it. `per_task` is empty or holds one model per task, in the
+// tasks' order: a task's own model learns from that task's programs only and
+// takes over once the task has measured `per_task_after` programs (fitted on
+// all of them then; 0: from the start, and `shared` may be null).
+struct TunerModels {
+  std::unique_ptr<CostModel> shared;
+  std::vector<std::unique_ptr<CostModel>> per_task;
+  int per_task_after = 0;
+};
+
 struct TaskSummary {
   std::string description;
   double weight = 1, flops = 0, best_cost = 0;
@@ -59,6 +72,7 @@ class Tuner {
   // One model (shared) or one per task, in the tasks' order: a task's model
   // then trains on that task's programs only and scores only its states.
   Tuner(std::vector<TuneTask> tasks, TunerOptions options, std::vector<std::unique_ptr<CostModel>> models);
+  Tuner(std::vector<TuneTask> tasks, TunerOptions options, TunerModels models);
   ~Tuner();
 
   // Runs until the budget is spent, every task stopped, or stop requested.
@@ -78,12 +92,22 @@ class Tuner {
   // candidates it was measuring (a log resumed with its budget spent).
   void confirm(bool only_unfinished);
   ScoreFn score_fn(int task_index);
-  size_t model_index(size_t task_index) const { return models_.size() == 1 ? 0 : task_index; }
-  CostModel& model_of(size_t task_index) { return *models_[model_index(task_index)]; }
+  // The model that scores a task's states now.
+  CostModel& model_of(size_t task_index) { return has_own_model_[task_index] ? *own_models_[task_index] : *shared_model_; }
+  bool shared_model_in_use() const;
+  // Trains on a task's newly measured programs the models that learn from
+  // them; hands the task its own model when it has measured enough.
+  void learn(size_t task_index, const std::vector<TrainingRecord>& records);
+  // Fits a task's own model on its programs so far and lets it score them.
+  void hand_over(size_t task_index, const std::vector<TrainingRecord>& records);
 
   std::vector<TuneTask> tasks_;
   TunerOptions opts_;
-  std::vector<std::unique_ptr<CostModel>> models_;  // one (shared) or one per task
+  std::unique_ptr<CostModel> shared_model_;               // null when every task has its own
+  std::vector<std::unique_ptr<CostModel>> own_models_;    // empty, or one per task
+  size_t own_model_after_ = 0;
+  std::vector<bool> has_own_model_;                       // per task: its own model scores it
+  std::vector<std::vector<TrainingRecord>> awaiting_own_;  // per task: its programs until then
   std::shared_ptr<CandidateMeasurer> measurer_;
   std::unique_ptr<RecordLog> log_;
   std::vector<std::unique_ptr<SearchPolicy>> policies_;

@@ -74,20 +74,27 @@ int tune(const std::string& file, int trials, Transport* transport) {
     return cfg.pretrained_model.empty() ? make_cost_model(cfg.cost_model, cfg.cost_model_options)
                                         : load_cost_model(cfg.pretrained_model, cfg.cost_model_options);
   };
-  std::vector<std::unique_ptr<CostModel>> models;
-  models.push_back(new_model());
-  const CostModel& model = *models.front();
+  TunerModels models;
+  models.shared = new_model();
+  const CostModel& model = *models.shared;
   if (model.name() != cfg.cost_model)
     throw LoomError("cost_model.kind is '" + cfg.cost_model + "' but cost_model.pretrained (" + cfg.pretrained_model +
                     ") holds a '" + model.name() + "' model");
-  std::printf("cost model: %s %s%s\n", model.name().c_str(), model.settings_json().dump().c_str(),
-              cfg.cost_model_scope == "task" ? ", one per task" : "");
+  std::string scope;
+  if (cfg.cost_model_scope == "task")
+    scope = cfg.task_model_after > 0
+                ? ", one per task once it has measured " + std::to_string(cfg.task_model_after) + " programs (shared until then)"
+                : ", one per task";
+  std::printf("cost model: %s %s%s\n", model.name().c_str(), model.settings_json().dump().c_str(), scope.c_str());
   if (!cfg.pretrained_model.empty()) {
     const std::string warning = trained_elsewhere_warning(model, cfg.pretrained_model, this_machine());
     if (!warning.empty()) std::printf("warning: %s\n", warning.c_str());
   }
-  if (cfg.cost_model_scope == "task")
-    while (models.size() < cfg.tasks.size()) models.push_back(new_model());
+  if (cfg.cost_model_scope == "task") {
+    while (models.per_task.size() < cfg.tasks.size()) models.per_task.push_back(new_model());
+    models.per_task_after = cfg.task_model_after;
+    if (cfg.task_model_after == 0) models.shared.reset();  // every task has its own from the start
+  }
   std::vector<TuneTask> tasks;
   for (const auto& t : cfg.tasks) tasks.push_back({std::make_shared<const Task>(t.task), t.weight});
   TunerOptions opts;

@@ -120,6 +120,16 @@ TEST(Config, CostModelScopeParsesAndEchoes) {
   EXPECT_EQ(c.cost_model_scope, "task");
   EXPECT_EQ(c.to_json()["cost_model"]["scope"], "task");
 }
+TEST(Config, TaskModelAfterParsesAndEchoes) {
+  ExperimentConfig c = ExperimentConfig::from_json(nlohmann::json::parse(
+      R"({"tasks": [{"workload": "matmul"}], "cost_model": {"scope": "task", "task_model_after": 256}})"));
+  EXPECT_EQ(c.task_model_after, 256);
+  EXPECT_EQ(c.to_json()["cost_model"]["task_model_after"], 256);
+}
+TEST(Config, TaskModelAfterNeedsTaskScope) {
+  expect_error(R"({"tasks": [{"workload": "matmul"}], "cost_model": {"task_model_after": 256}})",
+               "cost_model.task_model_after");
+}
 TEST(Config, UnknownCostModelScope) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "cost_model": {"scope": "global"}})", "cost_model.scope");
 }

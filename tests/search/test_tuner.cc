@@ -141,6 +141,64 @@ TEST(Tuner, ResumedProgramsTrainTheirOwnTasksModel) {
   }
 }
 
+// Two tasks of 16 programs each, 8 a round, round robin; a task's own model
+// takes over once it has 8.
+TunerModels shared_then_own_after_8(std::vector<const CostModel*>* own, const CostModel** shared) {
+  TunerModels m;
+  m.shared = make_cost_model("random");
+  *shared = m.shared.get();
+  m.per_task = one_random_model_per_task(2, own);
+  m.per_task_after = 8;
+  return m;
+}
+
+TEST(Tuner, ATasksOwnModelTakesOverOnceItHasMeasuredEnough) {
+  TunerOptions o = tiny_options(temp_log("hand_over.jsonl"), 32);
+  o.search.task_scheduler = TaskSchedulerKind::kRoundRobin;
+  std::vector<TuneTask> tasks = two_tiny_tasks();
+  std::vector<const CostModel*> own;
+  const CostModel* shared = nullptr;
+  Tuner tuner(tasks, o, shared_then_own_after_8(&own, &shared));
+  tuner.run();
+  // The shared model learned from the rounds until the last task had its
+  // own (one round of each); each own model from every program of its task.
+  EXPECT_EQ(shared->num_records(), 8u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(own[i]->num_records(), 16u) << "task " << i;
+    ASSERT_EQ(own[i]->training_data().task_keys.size(), 1u) << "task " << i;
+    EXPECT_EQ(own[i]->training_data().task_keys[0].rfind(tasks[i].task->key(), 0), 0u) << "task " << i;
+  }
+}
+
+TEST(Tuner, AResumedTaskWithEnoughProgramsHasItsOwnModelAtOnce) {
+  TunerOptions o = tiny_options(temp_log("hand_over_resume.jsonl"), 24);
+  o.search.task_scheduler = TaskSchedulerKind::kRoundRobin;
+  std::vector<TuneTask> tasks = two_tiny_tasks();
+  Tuner(tasks, o, make_cost_model("random")).run();  // task 0: 16 programs, task 1: 8
+  o.search.num_trials = 24;  // the budget is spent: nothing new is measured
+  std::vector<const CostModel*> own;
+  const CostModel* shared = nullptr;
+  TunerModels models = shared_then_own_after_8(&own, &shared);
+  models.per_task_after = 12;
+  Tuner resumed(tasks, o, std::move(models));
+  EXPECT_EQ(own[0]->num_records(), 16u);
+  EXPECT_EQ(own[1]->num_records(), 0u);     // not yet its own: it waits for 12
+  EXPECT_EQ(shared->num_records(), 24u);    // scores task 1: learned from every program
+}
+
+TEST(Tuner, TasksWaitingForTheirOwnModelNeedASharedOne) {
+  TunerModels m;
+  std::vector<const CostModel*> own;
+  m.per_task = one_random_model_per_task(2, &own);
+  m.per_task_after = 8;
+  try {
+    Tuner(two_tiny_tasks(), tiny_options(temp_log("no_shared.jsonl"), 8), std::move(m));
+    FAIL() << "expected an error";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("no shared model"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Tuner, ModelsMustBeOneSharedOrOnePerTask) {
   std::vector<const CostModel*> models;
   try {
