@@ -101,10 +101,10 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
         throw LoomError("cost_model.scope: expected \"shared\" or \"task\"");
     }
     if (m.contains("task_model_after")) {
-      if (c.cost_model_scope != "task")
+      c.task_model_after = integer(m["task_model_after"], "cost_model.task_model_after", 0, 1 << 30);
+      if (c.task_model_after > 0 && c.cost_model_scope != "task")
         throw LoomError("cost_model.task_model_after: only with cost_model.scope \"task\" (a shared model has no "
                         "per-task models to hand over to)");
-      c.task_model_after = integer(m["task_model_after"], "cost_model.task_model_after", 0, 1 << 30);
     }
   }
   // Inside a network a kernel reads its weights from memory, not from the

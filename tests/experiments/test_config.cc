@@ -126,6 +126,12 @@ TEST(Config, TaskModelAfterParsesAndEchoes) {
   EXPECT_EQ(c.task_model_after, 256);
   EXPECT_EQ(c.to_json()["cost_model"]["task_model_after"], 256);
 }
+TEST(Config, TheEchoedCostModelSettingsParseAgain) {
+  ExperimentConfig c = ExperimentConfig::from_json(nlohmann::json::parse(kValid));
+  nlohmann::json j = nlohmann::json::parse(kValid);
+  j["cost_model"] = c.to_json()["cost_model"];
+  EXPECT_EQ(ExperimentConfig::from_json(j).to_json()["cost_model"], c.to_json()["cost_model"]);
+}
 TEST(Config, TaskModelAfterNeedsTaskScope) {
   expect_error(R"({"tasks": [{"workload": "matmul"}], "cost_model": {"task_model_after": 256}})",
                "cost_model.task_model_after");
