@@ -325,7 +325,10 @@ void Tuner::confirm(bool only_unfinished) {
   for (size_t ti = 0; ti < policies_.size() && !stop_requested(); ++ti) {
     SearchPolicy& policy = *policies_[ti];
     const Task& task = policy.task();
-    auto candidates = policy.top_measured(top);
+    // A resumed run's policies rank the confirmed programs by their medians,
+    // which moves them down and others up: the candidates are the ones the
+    // search chose, by their first measurement.
+    auto candidates = only_unfinished ? top_by_first_measurement(task, top) : policy.top_measured(top);
     if (candidates.size() < 2) continue;
     auto t0 = Clock::now();
     std::vector<State> states;
@@ -362,6 +365,25 @@ void Tuner::confirm(bool only_unfinished) {
                     task.description().c_str(), candidates.size(), rounds, seconds_since(t0), flops / best.cost_s / 1e9,
                     best.measurements, which.c_str(), flops / candidates[0].first / 1e9));
   }
+}
+
+std::vector<std::pair<double, State>> Tuner::top_by_first_measurement(const Task& task, int n) const {
+  std::vector<std::pair<double, const MeasureRecord*>> first;
+  std::set<std::string> seen;
+  for (const auto& r : records_)
+    if (r.task_key() == task.key() && seen.insert(r.steps.dump()).second && r.result.ok())
+      first.emplace_back(r.result.median_s(), &r);
+  std::stable_sort(first.begin(), first.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<double, State>> out;
+  for (const auto& [cost, record] : first) {
+    if (static_cast<int>(out.size()) >= n) break;
+    try {
+      out.emplace_back(cost, State::from_json(task.dag, record->steps));
+    } catch (const LoomError&) {
+      // steps of another version that no longer replay: never a candidate
+    }
+  }
+  return out;
 }
 
 std::vector<TaskSummary> Tuner::summary() const {

@@ -91,6 +91,9 @@ class Tuner {
   // only_unfinished: the rounds a stopped confirmation left, for the
   // candidates it was measuring (a log resumed with its budget spent).
   void confirm(bool only_unfinished);
+  // A task's n best programs by their first measurement in records_ (what
+  // the search ranked them by), best first.
+  std::vector<std::pair<double, State>> top_by_first_measurement(const Task& task, int n) const;
   ScoreFn score_fn(int task_index);
   // The model that scores a task's states now.
   CostModel& model_of(size_t task_index) { return has_own_model_[task_index] ? *own_models_[task_index] : *shared_model_; }

@@ -348,6 +348,23 @@ TEST(Tuner, AStoppedConfirmationIsFinishedWhenResumedAndNotRepeated) {
   EXPECT_EQ(logged_programs(cut), full);
 }
 
+TEST(Tuner, AFinishedConfirmationIsNotRepeatedWhenItsMediansRankOtherProgramsFirst) {
+  std::string whole = temp_log("confirm_slow_whole.jsonl"), slow = temp_log("confirm_slow.jsonl");
+  TunerOptions o = simulated_options(whole, 16);
+  o.search.confirm_top = 3;
+  o.search.confirm_rounds = 3;
+  Tuner(tiny_tasks(), o, make_cost_model("random")).run();
+  // The confirmation measured its candidates slower than the search did (a
+  // busy machine): by their medians they now rank below unconfirmed programs.
+  std::vector<MeasureRecord> records = load_records(whole);
+  ASSERT_EQ(records.size(), 16u + 3u * 3u);
+  for (size_t i = 16; i < records.size(); ++i) records[i].result.costs_s.assign(records[i].result.costs_s.size(), 1.0);
+  RecordLog(slow).append(records);
+  o.log_path = slow;
+  Tuner(tiny_tasks(), o, make_cost_model("random")).run();  // finished: nothing more
+  EXPECT_EQ(load_records(slow).size(), records.size());
+}
+
 TEST(Tuner, ResumeSkipsABestProgramWhoseStepsNoLongerReplay) {
   // A log from another version whose fastest record's steps do not replay
   // here: resuming keeps it out of the search (not measured again) and takes
