@@ -328,12 +328,18 @@ TEST(Tuner, ARunStoppedAfterAnyRoundAndResumedMeasuresWhatTheUninterruptedRunDid
   }
 }
 
-TEST(Tuner, AStoppedConfirmationIsFinishedWhenResumedAndNotRepeated) {
-  std::string whole = temp_log("confirm_whole.jsonl"), cut = temp_log("confirm_cut.jsonl");
-  TunerOptions o = simulated_options(whole, 16);
+// 16 trials, then the top 3 confirmed in 3 rounds.
+TunerOptions confirmed_run(const std::string& log) {
+  TunerOptions o = simulated_options(log, 16);
   o.search.confirm_top = 3;
   o.search.confirm_rounds = 3;
   Tuner(tiny_tasks(), o, make_cost_model("random")).run();
+  return o;
+}
+
+TEST(Tuner, AStoppedConfirmationIsFinishedWhenResumedAndNotRepeated) {
+  std::string whole = temp_log("confirm_whole.jsonl"), cut = temp_log("confirm_cut.jsonl");
+  TunerOptions o = confirmed_run(whole);
   const std::vector<std::string> full = logged_programs(whole);
   ASSERT_EQ(full.size(), 16u + 3u * 3u);
   // The log as a kill during the second confirmation round leaves it: the
@@ -350,10 +356,7 @@ TEST(Tuner, AStoppedConfirmationIsFinishedWhenResumedAndNotRepeated) {
 
 TEST(Tuner, AFinishedConfirmationIsNotRepeatedWhenItsMediansRankOtherProgramsFirst) {
   std::string whole = temp_log("confirm_slow_whole.jsonl"), slow = temp_log("confirm_slow.jsonl");
-  TunerOptions o = simulated_options(whole, 16);
-  o.search.confirm_top = 3;
-  o.search.confirm_rounds = 3;
-  Tuner(tiny_tasks(), o, make_cost_model("random")).run();
+  TunerOptions o = confirmed_run(whole);
   // The confirmation measured its candidates slower than the search did (a
   // busy machine): by their medians they now rank below unconfirmed programs.
   std::vector<MeasureRecord> records = load_records(whole);
