@@ -115,14 +115,4 @@ void SearchPolicy::add_measured(const std::vector<State>& states, const std::vec
   best_history_.push_back(best_cost_);
 }
 
-std::vector<std::pair<double, State>> SearchPolicy::top_measured(int n) const {
-  std::vector<std::pair<double, State>> out;
-  std::unordered_set<std::string> seen;
-  for (const auto& m : measured_good_) {
-    if (static_cast<int>(out.size()) >= n) break;
-    if (seen.insert(state_key(m.second)).second) out.push_back(m);
-  }
-  return out;
-}
-
 }  // namespace loom

@@ -47,8 +47,6 @@ class SearchPolicy {
   // steps no longer replay).
   void add_measured_key(const std::string& key) { measured_.insert(key); }
 
-  // The n best measured programs (distinct), best first.
-  std::vector<std::pair<double, State>> top_measured(int n) const;
   // The best program as chosen after measuring the top ones again
   // (Tuner::confirm), with its cost over all its measurements.
   void set_best(const State& state, double cost) { best_state_ = state, best_cost_ = cost; }

@@ -161,16 +161,8 @@ void Tuner::resume_from_log() {
     if (best[i]) policies_[i]->set_best(*best[i], best_cost[i]);
   trials_ += resumed;
   if (!own_models_.empty())
-    for (size_t i = 0; i < tasks_.size(); ++i) {
-      if (has_own_model_[i]) {
-        if (!training[i].empty()) own_models_[i]->update(training[i]);
-      } else if (training[i].size() >= own_model_after_) {
-        hand_over(i, training[i]);
-      } else {
-        awaiting_own_[i] = std::move(training[i]);
-      }
-    }
-  if (shared_model_ && shared_model_in_use() && !all_training.empty()) shared_model_->update(all_training);
+    for (size_t i = 0; i < tasks_.size(); ++i) learn_own(i, training[i]);
+  if (shared_model_ && shared_model_in_use()) shared_model_->update(all_training);
   opts_.print(fmt("resumed from %s: %d programs of these tasks (%d lines, %d skipped)",
                   opts_.log_path.c_str(), resumed, report.lines, report.skipped));
 }
@@ -180,23 +172,25 @@ bool Tuner::shared_model_in_use() const {
 }
 
 void Tuner::learn(size_t ti, const std::vector<TrainingRecord>& records) {
-  if (has_own_model_[ti]) {
-    own_models_[ti]->update(records);
-  } else if (!own_models_.empty()) {
-    std::vector<TrainingRecord>& waiting = awaiting_own_[ti];
-    waiting.insert(waiting.end(), records.begin(), records.end());
-    if (waiting.size() >= own_model_after_) hand_over(ti, std::exchange(waiting, {}));
-  }
+  if (!own_models_.empty()) learn_own(ti, records);
   if (shared_model_ && shared_model_in_use()) shared_model_->update(records);
 }
 
-void Tuner::hand_over(size_t ti, const std::vector<TrainingRecord>& records) {
-  own_models_[ti]->update(records);
+void Tuner::learn_own(size_t ti, const std::vector<TrainingRecord>& records) {
+  if (has_own_model_[ti]) {
+    own_models_[ti]->update(records);
+    return;
+  }
+  std::vector<TrainingRecord>& waiting = awaiting_own_[ti];
+  waiting.insert(waiting.end(), records.begin(), records.end());
+  if (waiting.size() < own_model_after_) return;
+  // The handover: its own model is fitted on all of its programs at once.
+  const std::vector<TrainingRecord> all = std::exchange(waiting, {});
+  own_models_[ti]->update(all);
   has_own_model_[ti] = true;
   const std::string& fit = own_models_[ti]->last_fit_summary();
   opts_.print(fmt("%s: its own cost model scores it from now on, fitted on its %zu programs%s",
-                  tasks_[ti].task->description().c_str(), records.size(),
-                  fit.empty() ? "" : (" (" + fit + ")").c_str()));
+                  tasks_[ti].task->description().c_str(), all.size(), fit.empty() ? "" : (" (" + fit + ")").c_str()));
 }
 
 ScoreFn Tuner::score_fn(int task_index) {
@@ -325,10 +319,10 @@ void Tuner::confirm(bool only_unfinished) {
   for (size_t ti = 0; ti < policies_.size() && !stop_requested(); ++ti) {
     SearchPolicy& policy = *policies_[ti];
     const Task& task = policy.task();
-    // A resumed run's policies rank the confirmed programs by their medians,
-    // which moves them down and others up: the candidates are the ones the
-    // search chose, by their first measurement.
-    auto candidates = only_unfinished ? top_by_first_measurement(task, top) : policy.top_measured(top);
+    // The search's best by their first measurement, from the log's records:
+    // a resumed run's policies rank confirmed programs by their medians,
+    // which would put unconfirmed ones first and confirm again.
+    auto candidates = top_by_first_measurement(task, top);
     if (candidates.size() < 2) continue;
     auto t0 = Clock::now();
     std::vector<State> states;

@@ -92,17 +92,17 @@ class Tuner {
   // candidates it was measuring (a log resumed with its budget spent).
   void confirm(bool only_unfinished);
   // A task's n best programs by their first measurement in records_ (what
-  // the search ranked them by), best first.
+  // the search ranked them by), best first: the confirmation's candidates.
   std::vector<std::pair<double, State>> top_by_first_measurement(const Task& task, int n) const;
   ScoreFn score_fn(int task_index);
   // The model that scores a task's states now.
   CostModel& model_of(size_t task_index) { return has_own_model_[task_index] ? *own_models_[task_index] : *shared_model_; }
   bool shared_model_in_use() const;
   // Trains on a task's newly measured programs the models that learn from
-  // them; hands the task its own model when it has measured enough.
+  // them (learn_own: its own model, or keeps them for it and hands it over
+  // once the task has measured enough).
   void learn(size_t task_index, const std::vector<TrainingRecord>& records);
-  // Fits a task's own model on its programs so far and lets it score them.
-  void hand_over(size_t task_index, const std::vector<TrainingRecord>& records);
+  void learn_own(size_t task_index, const std::vector<TrainingRecord>& records);
 
   std::vector<TuneTask> tasks_;
   TunerOptions opts_;
