@@ -439,6 +439,28 @@ bool loop_repeats_reads_of(const State& s, int loop_stage, int leaf_pos, int pro
   return !loop_uses_any(s.stage(loop_stage), leaf_pos, vars);
 }
 
+int dim_moved_by_first_reader_axis(const State& s, int producer) {
+  const std::vector<int> readers = effective_consumers(s, producer);
+  if (readers.size() != 1) return -1;
+  const OpNode& reader = *s.stage(readers[0]).op;
+  std::vector<std::vector<Expr>> reads;
+  for (const auto& [name, accesses] : reads_by_tensor(reader))
+    if (name == s.stage(producer).name()) reads = accesses;
+  if (reads.empty()) return -1;
+  for (const Var& axis : reader.axes) {
+    if (axis->extent <= 1) continue;
+    int found = -1;
+    for (const auto& indices : reads)
+      for (size_t d = 0; d < indices.size(); ++d)
+        if (index_vars({indices[d]}).count(axis->var_id)) {
+          if (found >= 0 && found != static_cast<int>(d)) return -1;
+          found = static_cast<int>(d);
+        }
+    if (found >= 0) return found;
+  }
+  return -1;
+}
+
 int single_consumer_for_location(const State& s, int stage) {
   std::vector<int> consumers = effective_consumers(s, stage);
   if (consumers.empty()) return -1;

@@ -111,6 +111,14 @@ std::vector<int> stages_attached_at(const State& s, int stage, int iter_id);
 // cannot be followed (a reader that does not read `producer` itself).
 bool loop_repeats_reads_of(const State& s, int loop_stage, int leaf_pos, int producer, int reader = -1);
 
+// The dimension of `producer` that its single reader's first axis moves:
+// the reader's spatial axes in order (extent > 1), the first one that indexes
+// producer at all, and it indexes exactly one dimension (a conv's padded
+// input: its rows, by the output rows; the output channels index nothing of
+// it). -1 when there is none, or the reads cannot be followed (several
+// readers, a reader through an inlined stage).
+int dim_moved_by_first_reader_axis(const State& s, int producer);
+
 // Where a free stage may be computed: its single consumer, or the common
 // root that all its consumers are computed at; -1 when there is none.
 int single_consumer_for_location(const State& s, int stage);

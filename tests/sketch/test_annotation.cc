@@ -9,6 +9,7 @@
 
 #include "ir/lower.h"
 #include "ir/steps.h"
+#include "sketch/analysis.h"
 #include "sketch/annotation.h"
 #include "sketch/sketch_policy.h"
 #include "tests/sketch/sketch_test_util.h"
@@ -237,6 +238,37 @@ TEST(Annotate, PackingCopyIsComputedInsideItsReaderAndVectorized) {
     EXPECT_EQ(copy.iters[copy.leaves.back()].annotation, IterAnnotation::kVectorize) << s.steps_json().dump();
   }
   EXPECT_GT(packed, 10);
+}
+
+// The stages of conv2d's padding at root, among `n` sampled programs.
+std::vector<Stage> root_paddings(int threads, int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Stage> out;
+  for (const State& s : sample(sketch_task("conv2d", nlohmann::json::object(), threads), n, rng)) {
+    const Stage& pad = s.stage(s.stage_index("pad"));
+    if (pad.compute_at == ComputeAtKind::kRoot) out.push_back(pad);
+  }
+  return out;
+}
+
+TEST(Annotate, RootPaddingIsSplitAmongThreadsByTheRowsThatTheOutputRowsRead) {
+  // pad[n, c, h, w]: the conv's output rows move its rows, the output
+  // channels move none of it; rows outermost, each thread pads the rows its
+  // part of the conv reads.
+  const std::vector<Stage> pads = root_paddings(2, 120, 6);
+  ASSERT_GT(pads.size(), 3u);
+  for (const Stage& pad : pads) {
+    const Iterator& outer = pad.iters[pad.leaves[0]];
+    EXPECT_EQ(outer.annotation, IterAnnotation::kParallel);
+    EXPECT_TRUE(sketch_analysis::descends_from(pad, pad.leaves[0], 2)) << outer.name;
+    EXPECT_EQ(pad.iters[pad.leaves.back()].name, "l");  // the contiguous loop stays innermost
+  }
+}
+
+TEST(Annotate, OneThreadKeepsTheRootPaddingInItsOwnOrder) {
+  const std::vector<Stage> pads = root_paddings(1, 120, 6);
+  ASSERT_GT(pads.size(), 3u);
+  for (const Stage& pad : pads) EXPECT_TRUE(sketch_analysis::descends_from(pad, pad.leaves[0], 0));
 }
 
 }  // namespace
