@@ -40,9 +40,12 @@ const char* c_runtime_source() {
 #include <stdatomic.h>
 
 enum { LOOM_CHUNKS_PER_THREAD = 4, LOOM_MAX_THREADS = 256 };
+/* A waiting worker checks this often before it yields the core between
+   checks, and this often in all before it sleeps; the caller waiting for
+   the workers yields after LOOM_CALLER_SPINS checks. */
+enum { LOOM_SPINS_BEFORE_YIELD = 1000, LOOM_SPINS_BEFORE_SLEEP = 4000, LOOM_CALLER_SPINS = 200 };
 
 typedef struct {
-  uint64_t generation;
   int64_t extent;
   int64_t nchunks;
   int nthreads; /* the caller (0) and workers 1..nthreads-1 */
@@ -50,18 +53,36 @@ typedef struct {
   void* closure;
 } loom_job;
 
+/* A region is handed over without locks: the caller writes the job and the
+   chunk counters, then publishes them with the generation (release); a
+   worker spinning on it (acquire) reads them, runs its chunks and counts
+   itself out of loom_pending. The caller writes the next job only once
+   every worker is out. The job shares its cache line with the generation;
+   loom_pending, loom_sleepers and each chunk counter have their own (each
+   line that both cores touch moves between them at every region). */
+static struct {
+  _Alignas(64) atomic_uint_fast64_t generation;
+  loom_job job;
+} loom_published;
+static _Alignas(64) atomic_int loom_pending;  /* workers not yet done with the region */
+static _Alignas(64) atomic_int loom_sleepers; /* workers blocked (or about to) on loom_cv */
 static pthread_mutex_t loom_region_mu = PTHREAD_MUTEX_INITIALIZER; /* one region at a time */
-static pthread_mutex_t loom_mu = PTHREAD_MUTEX_INITIALIZER;        /* guards loom_current */
+static pthread_mutex_t loom_mu = PTHREAD_MUTEX_INITIALIZER;        /* for sleeping only */
 static pthread_cond_t loom_cv = PTHREAD_COND_INITIALIZER;
-static loom_job loom_current;
-static atomic_uint_fast64_t loom_generation; /* mirrors loom_current.generation, for spinning */
-static atomic_int loom_pending;              /* workers not yet done with the region */
-/* Thread t owns chunks [first(t), first(t + 1)); loom_next_chunk[t] is the
-   next of them to run, claimed by t or by a thread helping it. */
-static atomic_int_fast64_t loom_next_chunk[LOOM_MAX_THREADS];
+/* Thread t owns chunks [first(t), first(t + 1)); loom_next_chunk[t].value is
+   the next of them to run, claimed by t or by a thread helping it. */
+static struct {
+  _Alignas(64) atomic_int_fast64_t value;
+} loom_next_chunk[LOOM_MAX_THREADS];
 static int loom_num_workers;                 /* guarded by loom_region_mu */
 static uint64_t loom_start_seen[LOOM_MAX_THREADS];
 static _Thread_local int loom_in_parallel;
+
+static inline void loom_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 /* [begin, end) of part c when [0, extent) is split into n near-equal parts. */
 static void loom_part_range(int64_t extent, int64_t n, int64_t c, int64_t* begin, int64_t* end) {
@@ -77,7 +98,7 @@ static void loom_run_chunks(const loom_job* j, int self) {
     int64_t own_begin, own_end;
     loom_part_range(j->nchunks, j->nthreads, t, &own_begin, &own_end);
     for (;;) {
-      const int64_t c = atomic_fetch_add_explicit(&loom_next_chunk[t], 1, memory_order_relaxed);
+      const int64_t c = atomic_fetch_add_explicit(&loom_next_chunk[t].value, 1, memory_order_relaxed);
       if (c >= own_end) break;
       int64_t b, e;
       loom_part_range(j->extent, j->nchunks, c, &b, &e);
@@ -86,26 +107,36 @@ static void loom_run_chunks(const loom_job* j, int self) {
   }
 }
 
+/* The next generation after `seen`: spins for a while, then sleeps. */
+static uint64_t loom_wait_for_region(uint64_t seen) {
+  for (;;) {
+    for (int i = 0; i < LOOM_SPINS_BEFORE_SLEEP; ++i) {
+      const uint64_t g = atomic_load_explicit(&loom_published.generation, memory_order_acquire);
+      if (g != seen) return g;
+      if (i > LOOM_SPINS_BEFORE_YIELD) sched_yield();
+      else loom_cpu_relax();
+    }
+    pthread_mutex_lock(&loom_mu);
+    /* seq_cst with the caller's store of the generation and load of
+       loom_sleepers: either it sees this worker asleep, or this worker sees
+       its region. */
+    atomic_fetch_add(&loom_sleepers, 1);
+    while (atomic_load(&loom_published.generation) == seen) pthread_cond_wait(&loom_cv, &loom_mu);
+    atomic_fetch_sub(&loom_sleepers, 1);
+    pthread_mutex_unlock(&loom_mu);
+  }
+}
+
 static void* loom_worker_main(void* arg) {
   const int index = (int)(intptr_t)arg;
   uint64_t seen = loom_start_seen[index]; /* a new worker must not replay a finished job */
   loom_in_parallel = 1;
   for (;;) {
-    /* Spin briefly for the next region, then block. */
-    for (int i = 0; i < 4000 && atomic_load_explicit(&loom_generation, memory_order_acquire) == seen; ++i) {
-      if (i > 1000) sched_yield();
-    }
-    loom_job j;
-    pthread_mutex_lock(&loom_mu);
-    while (loom_current.generation == seen) pthread_cond_wait(&loom_cv, &loom_mu);
-    j = loom_current;
-    pthread_mutex_unlock(&loom_mu);
-    seen = j.generation;
+    seen = loom_wait_for_region(seen);
+    const loom_job j = loom_published.job;
     const int self = index + 1;
-    if (self < j.nthreads) {
-      loom_run_chunks(&j, self);
-      atomic_fetch_sub_explicit(&loom_pending, 1, memory_order_acq_rel);
-    }
+    if (self < j.nthreads) loom_run_chunks(&j, self);
+    atomic_fetch_sub_explicit(&loom_pending, 1, memory_order_acq_rel);
   }
   return 0;
 }
@@ -121,9 +152,7 @@ void loom_parallel_for(int64_t extent, loom_parallel_body body, void* closure, i
   }
   pthread_mutex_lock(&loom_region_mu);
   while (loom_num_workers < n - 1) {
-    pthread_mutex_lock(&loom_mu);
-    loom_start_seen[loom_num_workers] = loom_current.generation;
-    pthread_mutex_unlock(&loom_mu);
+    loom_start_seen[loom_num_workers] = atomic_load_explicit(&loom_published.generation, memory_order_relaxed);
     pthread_t thread;
     if (pthread_create(&thread, 0, loom_worker_main, (void*)(intptr_t)loom_num_workers) != 0) {
       n = loom_num_workers + 1; /* run with the workers there are */
@@ -137,31 +166,37 @@ void loom_parallel_for(int64_t extent, loom_parallel_body body, void* closure, i
     body(0, extent, closure);
     return;
   }
-  atomic_store_explicit(&loom_pending, (int)(n - 1), memory_order_relaxed);
-  loom_job job;
-  pthread_mutex_lock(&loom_mu);
-  loom_current.generation += 1;
-  loom_current.extent = extent;
-  loom_current.nthreads = (int)n;
-  loom_current.nchunks = extent < n * LOOM_CHUNKS_PER_THREAD ? extent : n * LOOM_CHUNKS_PER_THREAD;
-  loom_current.body = body;
-  loom_current.closure = closure;
+  /* Every worker wakes for every region (those beyond n - 1 only count
+     themselves out), so that none still reads the job when the next caller
+     writes it. */
+  atomic_store_explicit(&loom_pending, loom_num_workers, memory_order_relaxed);
+  loom_job* job = &loom_published.job;
+  job->extent = extent;
+  job->nthreads = (int)n;
+  job->nchunks = extent < n * LOOM_CHUNKS_PER_THREAD ? extent : n * LOOM_CHUNKS_PER_THREAD;
+  job->body = body;
+  job->closure = closure;
   for (int t = 0; t < n; ++t) {
     int64_t own_begin, own_end;
-    loom_part_range(loom_current.nchunks, n, t, &own_begin, &own_end);
-    atomic_store_explicit(&loom_next_chunk[t], own_begin, memory_order_relaxed);
+    loom_part_range(job->nchunks, n, t, &own_begin, &own_end);
+    atomic_store_explicit(&loom_next_chunk[t].value, own_begin, memory_order_relaxed);
   }
-  job = loom_current;
-  /* Publishes the counters with the job (release; workers acquire it). */
-  atomic_store_explicit(&loom_generation, loom_current.generation, memory_order_release);
-  pthread_mutex_unlock(&loom_mu);
-  pthread_cond_broadcast(&loom_cv);
+  const loom_job mine = *job;
+  /* Publishes the job, the counters and loom_pending (seq_cst: see
+     loom_wait_for_region). */
+  atomic_store(&loom_published.generation, atomic_load_explicit(&loom_published.generation, memory_order_relaxed) + 1);
+  if (atomic_load(&loom_sleepers) > 0) {
+    pthread_mutex_lock(&loom_mu);
+    pthread_cond_broadcast(&loom_cv);
+    pthread_mutex_unlock(&loom_mu);
+  }
 
   loom_in_parallel = 1;
-  loom_run_chunks(&job, 0);
+  loom_run_chunks(&mine, 0);
   loom_in_parallel = 0;
   for (int i = 0; atomic_load_explicit(&loom_pending, memory_order_acquire) != 0; ++i) {
-    if (i > 200) sched_yield();
+    if (i > LOOM_CALLER_SPINS) sched_yield();
+    else loom_cpu_relax();
   }
   pthread_mutex_unlock(&loom_region_mu);
 }

@@ -34,6 +34,9 @@ class ThreadPool {
 
   // Number of worker threads started so far (excluding callers).
   int num_workers() const;
+  // Workers asleep: those that found no region for about a millisecond
+  // (until then they spin, so that the next region starts at once).
+  int num_sleeping() const;
 
   ThreadPool();
   ~ThreadPool();

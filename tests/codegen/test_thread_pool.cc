@@ -132,6 +132,18 @@ TEST(ThreadPool, ManyRegionsAndConcurrentCallers) {
   EXPECT_GE(ThreadPool::global().num_workers(), 2);
 }
 
+TEST(ThreadPool, WorkersThatFellAsleepRunTheNextRegion) {
+  ThreadPool pool;
+  Recorder first(8);
+  pool.parallel_for(8, record, &first, 2);
+  while (pool.num_sleeping() < 1) std::this_thread::yield();  // the worker found no region and sleeps
+  Recorder r(8);
+  r.chunks = 8;
+  pool.parallel_for(8, stall_first_chunk, &r, 2);  // only the woken worker can run chunks 1-7
+  for (int64_t i = 0; i < 8; ++i) ASSERT_EQ(r.hits[i].load(), 1) << i;
+  EXPECT_EQ(r.threads.size(), 2u);
+}
+
 TEST(ThreadPool, PrivatePoolShutsDown) {
   ThreadPool pool;
   Recorder r(50);
