@@ -1,8 +1,9 @@
 // Transposing copies of the C backend (codegen/transpose_nest.h), as the
 // LLVM backend emits them (codegen/llvm/transpose.cc): the nest's other
-// loops around tiles of the vector width read as rows, transposed by
+// loops around square tiles read as rows, transposed by
 // __builtin_shufflevector in the same network, written as rows; the
-// remainders element by element. A compiler without
+// remainders element by element (the LLVM backend takes them in narrower
+// tiles) and copies only (no element-wise epilogue). A compiler without
 // __builtin_shufflevector copies each tile element by element.
 #include <string>
 #include <vector>
@@ -15,10 +16,10 @@ namespace loom {
 namespace c_backend {
 
 bool CEmitter::transposing_copy(const Stmt& s) {
-  const int w = opts_.vector_width;
   if (chunk_ || rec_ || !slots_.empty()) return false;
-  auto t = match_transpose_nest(s, w);
+  auto t = match_transpose_nest(s, opts_.vector_width);
   if (!t) return false;
+  const int w = t->width;
   const Stmt& store = t->store;
   const ExprNode& load = *store->value;
   const StmtNode& outer_loop = *t->outer();

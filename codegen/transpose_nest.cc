@@ -112,8 +112,9 @@ const StmtNode* TransposeNest::outer() const {
   return nullptr;
 }
 
-std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int width) {
-  if (width < 2 || (width & (width - 1)) != 0 || !loop || !serial_like(*loop)) return std::nullopt;
+std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int vector_width, bool elementwise) {
+  if (vector_width < 2 || (vector_width & (vector_width - 1)) != 0 || !loop || !serial_like(*loop))
+    return std::nullopt;
   TransposeNest t;
   const Stmt* node = &loop;
   while (serial_like(**node)) {
@@ -123,30 +124,51 @@ std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int width) {
   if (t.loops.size() < 2 || (*node)->kind != StmtKind::kStore) return std::nullopt;
   t.store = *node;
   const Expr& value = t.store->value;
-  if (value->kind != ExprKind::kLoad || value->dtype != DType::kFloat || value->name == t.store->buffer ||
-      contains_load(value->args[0]) || contains_load(t.store->index))
-    return std::nullopt;
-  // Strides of the store and the load along every loop; the store's axis
-  // (stride 1) and the load's.
+  if (value->dtype != DType::kFloat || contains_load(t.store->index)) return std::nullopt;
+  std::vector<const ExprNode*> loads;
+  visit(value, [&](const Expr& x) {
+    if (x->kind == ExprKind::kLoad) loads.push_back(x.get());
+  });
+  for (const ExprNode* l : loads)
+    if (l->name == t.store->buffer || l->args.size() != 1 || contains_load(l->args[0])) return std::nullopt;
+  if (value->kind != ExprKind::kLoad && !elementwise) return std::nullopt;
+  // Strides of the store along every loop; the store's axis (stride 1).
   const size_t n = t.loops.size();
-  std::vector<int64_t> st(n), ld(n);
-  size_t store_axis = n, load_axis = n;
+  std::vector<int64_t> st(n);
+  size_t store_axis = n;
   for (size_t i = 0; i < n; ++i) {
-    const int64_t id = t.loops[i]->loop_var->var_id;
-    if (!linear_stride(t.store->index, id, &st[i]) || !linear_stride(value->args[0], id, &ld[i]))
-      return std::nullopt;
+    if (!linear_stride(t.store->index, t.loops[i]->loop_var->var_id, &st[i])) return std::nullopt;
     if (st[i] == 1 && store_axis == n) store_axis = i;
-    if (ld[i] == 1 && load_axis == n) load_axis = i;
   }
-  if (store_axis == n || load_axis == n || store_axis == load_axis) return std::nullopt;
+  if (store_axis == n) return std::nullopt;
+  // The transposed load: the one that moves along the store's axis (the
+  // others are uniform across a tile's columns).
+  std::vector<int64_t> ld(n);
+  for (const ExprNode* l : loads) {
+    std::vector<int64_t> s(n);
+    for (size_t i = 0; i < n; ++i)
+      if (!linear_stride(l->args[0], t.loops[i]->loop_var->var_id, &s[i])) return std::nullopt;
+    if (s[store_axis] == 0) continue;
+    if (t.transposed || l->dtype != DType::kFloat) return std::nullopt;
+    t.transposed = l;
+    ld = s;
+  }
+  if (!t.transposed) return std::nullopt;
+  size_t load_axis = n;
+  for (size_t i = 0; i < n && load_axis == n; ++i)
+    if (ld[i] == 1) load_axis = i;
+  if (load_axis == n || load_axis == store_axis) return std::nullopt;
   t.store_axis = t.loops[store_axis];
   t.load_axis = t.loops[load_axis];
-  if (t.store_axis->extent < width || t.load_axis->extent < width) return std::nullopt;
-  // Along the store's axis the load steps over whole rows of the tile: a
-  // transpose. A smaller step is a plain or strided copy, which vector
-  // loops already do in whole vectors (a stride of 2-4: a wide load and a
-  // shuffle).
-  if (std::llabs(ld[store_axis]) < width) return std::nullopt;
+  // The widest tile both axes hold. Along the store's axis the load steps
+  // over whole rows of the tile: a transpose. A smaller step is a plain or
+  // strided copy, which vector loops already do in whole vectors (a stride
+  // of 2-4: a wide load and a shuffle).
+  const int min_width = std::min(vector_width, 8);
+  t.width = vector_width;
+  while (t.width > min_width && (t.store_axis->extent < t.width || t.load_axis->extent < t.width)) t.width /= 2;
+  if (t.store_axis->extent < t.width || t.load_axis->extent < t.width) return std::nullopt;
+  if (std::llabs(ld[store_axis]) < t.width) return std::nullopt;
   // Distinct iterations store to distinct elements (each loop's stride
   // exceeds the span of the loops with smaller strides), so the loops may
   // run in any order: the tiles take the two axes innermost.

@@ -18,25 +18,36 @@ namespace loom {
 
 struct TransposeNest {
   std::vector<const StmtNode*> loops;  // the nest, outermost first
-  Stmt store;                          // the innermost body: buffer[index] = load
+  Stmt store;                          // the innermost body: buffer[index] = value
+  // The load of `value` read across rows: the whole value of a copy, or the
+  // one load an element-wise epilogue transforms.
+  const ExprNode* transposed = nullptr;
   // The loop along which the store is contiguous (stride 1) and the one
-  // along which the load is. The other loops run around the tiles.
+  // along which the transposed load is. The other loops run around the tiles.
   const StmtNode* store_axis = nullptr;
   const StmtNode* load_axis = nullptr;
-  // The same two in nest order.
+  // The tile's side: the widest power of two up to the vector width that
+  // both axes hold, at least 8 (or the vector width, if that is less).
+  int width = 0;
+  // The same two axes in nest order.
   const StmtNode* outer() const;
   const StmtNode* inner() const { return outer() == store_axis ? load_axis : store_axis; }
 };
 
 // `loop` starts a perfect nest (each loop's body one loop, the innermost's
-// one store) that is a transposing copy holding at least one `width` x
-// `width` tile (`width` a power of two, as transpose_network needs): the
-// store is of a float load from another buffer, both indices affine in
-// every loop variable without loads, stride 1 of the store along one loop
-// and of the load along another, the load stepping at least `width` along
-// the store's loop, and no two iterations store to one element.
-// Parallel loops and bodies with guards or more statements do not qualify.
-std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int width);
+// one store) that is a transposing copy holding at least one tile of
+// `width` (see above; `vector_width` a power of two, as transpose_network
+// needs): the store is of a float load from another buffer, both indices
+// affine in every loop variable without loads, stride 1 of the store along
+// one loop and of the load along another, the load stepping at least a
+// tile's width along the store's loop, and no two iterations store to one
+// element. With `elementwise`, the stored value may also be an expression
+// of one such load and of loads that do not move along the store's loop (a
+// conv's bias and ReLU: max(local[w, c] + bias[c], 0)), none of the stored
+// buffer: the tile is transposed as loaded, then the expression computed on
+// its columns. Parallel loops and bodies with guards or more statements do
+// not qualify.
+std::optional<TransposeNest> match_transpose_nest(const Stmt& loop, int vector_width, bool elementwise = false);
 
 // A transpose of a w x w tile (w a power of two) in two-input shuffles,
 // stage by stage: rows r and r | d (r & d == 0) become shuffle(row r,

@@ -146,6 +146,10 @@ class IREmitter {
   int64_t bindings_ = 0;
   std::unordered_map<std::string, llvm::Value*> buffers_;   // name -> float*
   VecCtx* vec_ = nullptr;
+  // While a transposing copy's epilogue is emitted: its transposed load and
+  // the tile column that stands for it (transpose.cc).
+  const ExprNode* transposed_load_ = nullptr;
+  llvm::Value* transposed_column_ = nullptr;
   int64_t unroll_limit_ = 0;  // active auto_unroll_max_step (0 = none)
 
   // alias scopes: one per buffer name

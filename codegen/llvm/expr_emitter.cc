@@ -322,6 +322,7 @@ Val IREmitter::emit_load(const ExprNode& n) {
   if (n.args.size() != 1)
     throw LoomError("LLVM backend: load of " + n.name + " must have one flat index, has " +
                     std::to_string(n.args.size()));
+  if (&n == transposed_load_) return {transposed_column_, true};
   llvm::Value* base = buffer_ptr(n.name);
   if (vec_) return emit_vector_load(n, base);
   auto* ld = b_.CreateAlignedLoad(b_.getFloatTy(), index_ptr(base, n.args[0]), llvm::Align(4));

@@ -114,7 +114,7 @@ void IREmitter::emit_for(const Stmt& s) {
   if (s->extent <= 0) return;
   if (!s->body.empty() && s->body[0] == nullptr) return;
   if (!vec_) {
-    if (auto t = match_transpose_nest(s, opts_.vector_width)) {
+    if (auto t = match_transpose_nest(s, opts_.vector_width, /*elementwise=*/true)) {
       emit_transpose_nest(*t);
       return;
     }

@@ -1,9 +1,10 @@
 // Transposing copies (codegen/transpose_nest.h): the nest's other loops
-// around square tiles of the vector width over its two axes, each tile
-// `width` row loads contiguous along the load's axis, a transpose in
-// registers (log2(width) stages of `width` two-input shuffles: 64 for
-// 16 x 16), `width` row stores contiguous along the store's axis. The
-// extents' remainders are copied element by element.
+// around square tiles over its two axes, each tile `width` row loads
+// contiguous along the load's axis, a transpose in registers (log2(width)
+// stages of `width` two-input shuffles: 64 for 16 x 16), an element-wise
+// epilogue on the columns where there is one, `width` row stores
+// contiguous along the store's axis. The extents' remainders go in tiles
+// half as wide, down to 4 x 4, and the rest element by element.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 
@@ -36,16 +37,14 @@ std::vector<llvm::Value*> transpose_rows(llvm::IRBuilder<>& b, const TransposeNe
 }  // namespace
 
 void IREmitter::emit_transpose_nest(const TransposeNest& t) {
-  const int w = opts_.vector_width;
-  const TransposeNetwork net = transpose_network(w);
   const Stmt& store = t.store;
-  const ExprNode& load = *store->value;
+  const ExprNode& load = *t.transposed;
+  const bool copy = store->value.get() == t.transposed;
   const StmtNode& outer_loop = *t.outer();
   const StmtNode& inner_loop = *t.inner();
   const Var& outer = outer_loop.loop_var;
   const Var& inner = inner_loop.loop_var;
   const bool outer_is_store_axis = &outer_loop == t.store_axis;
-  auto* vty = llvm::FixedVectorType::get(b_.getFloatTy(), w);
 
   // Binds the two loops at (store axis = u, load axis = v), outer first
   // (the order index_ptr's address chains follow).
@@ -55,8 +54,11 @@ void IREmitter::emit_transpose_nest(const TransposeNest& t) {
   };
   auto offset = [&](llvm::Value* x, int i) { return i == 0 ? x : b_.CreateAdd(x, b_.getInt64(i), "", true, true); };
 
-  // One tile at (u0, v0): row i holds src(u0 + i, v0 .. v0 + w - 1).
-  auto tile = [&](llvm::Value* u0, llvm::Value* v0) {
+  // One w x w tile at (u0, v0): row i holds src(u0 + i, v0 .. v0 + w - 1);
+  // after the transpose, column j holds src(u0 .. u0 + w - 1, v0 + j), the
+  // stored value's operand where the store is contiguous.
+  auto tile = [&](llvm::Value* u0, llvm::Value* v0, int w) {
+    auto* vty = llvm::FixedVectorType::get(b_.getFloatTy(), w);
     std::vector<llvm::Value*> rows(w);
     llvm::Value* src = buffer_ptr(load.name);
     for (int i = 0; i < w; ++i) {
@@ -66,43 +68,75 @@ void IREmitter::emit_transpose_nest(const TransposeNest& t) {
       annotate(ld, load.name);
       rows[i] = ld;
     }
-    rows = transpose_rows(b_, net, rows);
+    rows = transpose_rows(b_, transpose_network(w), rows);
     llvm::Value* dst = buffer_ptr(store->buffer);
     for (int j = 0; j < w; ++j) {
       bind_at(u0, offset(v0, j));
+      llvm::Value* column = rows[j];
+      if (!copy) {
+        // The epilogue over the column: a vector chunk along the store's
+        // axis whose transposed load is the column, the other loads uniform.
+        VecCtx ctx;
+        ctx.var = t.store_axis->loop_var;
+        ctx.width = w;
+        ctx.extent = t.store_axis->extent;
+        ctx.vector_width = w;
+        ctx.base = u0;
+        vec_ = &ctx;
+        transposed_load_ = &load;
+        transposed_column_ = column;
+        column = widen(emit(store->value));
+        transposed_load_ = nullptr;
+        vec_ = nullptr;
+      }
       llvm::Value* ptr = b_.CreateBitCast(index_ptr(dst, store->index), vty->getPointerTo());
-      auto* st = b_.CreateAlignedStore(rows[j], ptr, llvm::Align(4));
+      auto* st = b_.CreateAlignedStore(column, ptr, llvm::Align(4));
       annotate(st, store->buffer);
     }
   };
 
-  // The two axes: whole tiles, then the remainders element by element (the
-  // last rows of the outer axis, then the last columns of the tiled rows).
-  auto two_axes = [&]() {
-    const int64_t outer_tiles = outer_loop.extent / w, inner_tiles = inner_loop.extent / w;
-    emit_loop(b_.getInt64(0), b_.getInt64(outer_tiles), true, outer->name + ".tile", [&](llvm::Value* ot) {
-      llvm::Value* o0 = b_.CreateMul(ot, b_.getInt64(w), "", true, true);
-      emit_loop(b_.getInt64(0), b_.getInt64(inner_tiles), true, inner->name + ".tile", [&](llvm::Value* it) {
-        llvm::Value* i0 = b_.CreateMul(it, b_.getInt64(w), "", true, true);
-        if (outer_is_store_axis) {
-          tile(o0, i0);
-        } else {
-          tile(i0, o0);
-        }
+  auto scalar = [&](int64_t o_begin, int64_t o_end, int64_t i_begin, int64_t i_end) {
+    if (o_begin >= o_end || i_begin >= i_end) return;
+    emit_loop(b_.getInt64(o_begin), b_.getInt64(o_end), true, outer->name, [&](llvm::Value* o) {
+      bind_var(outer, o);
+      emit_loop(b_.getInt64(i_begin), b_.getInt64(i_end), true, inner->name, [&](llvm::Value* i) {
+        bind_var(inner, i);
+        emit_store(store);
       });
     });
-    auto scalar = [&](int64_t o_begin, int64_t o_end, int64_t i_begin, int64_t i_end) {
-      if (o_begin >= o_end || i_begin >= i_end) return;
-      emit_loop(b_.getInt64(o_begin), b_.getInt64(o_end), true, outer->name, [&](llvm::Value* o) {
-        bind_var(outer, o);
-        emit_loop(b_.getInt64(i_begin), b_.getInt64(i_end), true, inner->name, [&](llvm::Value* i) {
-          bind_var(inner, i);
-          emit_store(store);
+  };
+  // The two axes over [o_begin, o_end) x [i_begin, i_end): whole w x w
+  // tiles, then the remainders (the last rows, then the last columns of the
+  // tiled rows) in tiles half as wide, down to 4 x 4; what is left element
+  // by element.
+  std::function<void(int64_t, int64_t, int64_t, int64_t, int)> region = [&](int64_t o_begin, int64_t o_end,
+                                                                            int64_t i_begin, int64_t i_end, int w) {
+    if (o_begin >= o_end || i_begin >= i_end) return;
+    if (w < 4) {
+      scalar(o_begin, o_end, i_begin, i_end);
+      return;
+    }
+    const int64_t outer_tiles = (o_end - o_begin) / w, inner_tiles = (i_end - i_begin) / w;
+    if (outer_tiles > 0 && inner_tiles > 0) {
+      emit_loop(b_.getInt64(0), b_.getInt64(outer_tiles), true, outer->name + ".tile", [&](llvm::Value* ot) {
+        llvm::Value* o0 = b_.CreateAdd(b_.CreateMul(ot, b_.getInt64(w), "", true, true), b_.getInt64(o_begin), "",
+                                       true, true);
+        emit_loop(b_.getInt64(0), b_.getInt64(inner_tiles), true, inner->name + ".tile", [&](llvm::Value* it) {
+          llvm::Value* i0 = b_.CreateAdd(b_.CreateMul(it, b_.getInt64(w), "", true, true), b_.getInt64(i_begin), "",
+                                         true, true);
+          if (outer_is_store_axis) {
+            tile(o0, i0, w);
+          } else {
+            tile(i0, o0, w);
+          }
         });
       });
-    };
-    scalar(outer_tiles * w, outer_loop.extent, 0, inner_loop.extent);
-    scalar(0, outer_tiles * w, inner_tiles * w, inner_loop.extent);
+    }
+    region(o_begin + outer_tiles * w, o_end, i_begin, i_end, w / 2);
+    region(o_begin, o_begin + outer_tiles * w, i_begin + inner_tiles * w, i_end, w / 2);
+  };
+  auto two_axes = [&]() {
+    region(0, outer_loop.extent, 0, inner_loop.extent, t.width);
     unbind_var(inner);
     unbind_var(outer);
   };

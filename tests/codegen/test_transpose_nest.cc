@@ -51,10 +51,17 @@ TEST(TransposeNest, AVectorizedInnerLoopMatches) {
   EXPECT_TRUE(match_transpose_nest(transpose(16, 16, 16, ForKind::kVectorized), 16).has_value());
 }
 
-TEST(TransposeNest, ExtentsBelowTheWidthDoNotMatch) {
-  EXPECT_FALSE(match_transpose_nest(transpose(15, 64, 64), 16).has_value());
-  EXPECT_FALSE(match_transpose_nest(transpose(64, 15, 64), 16).has_value());
-  EXPECT_TRUE(match_transpose_nest(transpose(64, 15, 64), 8).has_value());
+TEST(TransposeNest, TheTileIsTheWidestPowerOfTwoBothAxesHold) {
+  EXPECT_EQ(match_transpose_nest(transpose(64, 64, 64), 16)->width, 16);
+  EXPECT_EQ(match_transpose_nest(transpose(15, 64, 64), 16)->width, 8);
+  EXPECT_EQ(match_transpose_nest(transpose(64, 8, 64), 16)->width, 8);
+  EXPECT_EQ(match_transpose_nest(transpose(64, 15, 64), 8)->width, 8);
+}
+
+TEST(TransposeNest, ExtentsBelowEightDoNotMatch) {
+  EXPECT_FALSE(match_transpose_nest(transpose(7, 64, 64), 16).has_value());
+  EXPECT_FALSE(match_transpose_nest(transpose(64, 7, 64), 16).has_value());
+  EXPECT_EQ(match_transpose_nest(transpose(64, 7, 64), 4)->width, 4);
 }
 
 TEST(TransposeNest, AWidthThatIsNotAPowerOfTwoDoesNotMatch) {
@@ -119,6 +126,36 @@ TEST(TransposeNest, ComputedValuesGuardsAndParallelLoopsDoNotMatch) {
   EXPECT_FALSE(match_transpose_nest(computed, 16).has_value());
   EXPECT_FALSE(match_transpose_nest(guarded, 16).has_value());
   EXPECT_FALSE(match_transpose_nest(parallel, 16).has_value());
+}
+
+// relu[c, x] = max(local[x, c] + bias[c], 0): a conv's epilogue on a
+// channels-last tile written out channels-first.
+Stmt bias_relu_out(const std::function<Expr(const Var& c, const Var& x)>& bias) {
+  Var c = make_var("c", 32), x = make_var("x", 28);
+  Expr local = ld("local", Expr(x) * 32 + c);
+  return make_for(c, 32, ForKind::kSerial,
+                  make_for(x, 28, ForKind::kVectorized,
+                           make_store("relu", Expr(c) * 28 + x, max(local + bias(c, x), Expr(0.0f)))));
+}
+
+TEST(TransposeNest, AnElementwiseEpilogueMatchesWhereAllowed) {
+  Stmt s = bias_relu_out([](const Var& c, const Var&) { return ld("bias", Expr(c)); });
+  EXPECT_FALSE(match_transpose_nest(s, 16).has_value());
+  auto t = match_transpose_nest(s, 16, /*elementwise=*/true);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->transposed->name, "local");
+  EXPECT_EQ(t->store_axis, t->inner());
+}
+
+TEST(TransposeNest, AnEpilogueWithASecondLoadAlongTheStoreAxisDoesNotMatch) {
+  // residual[c, x] moves along x too: it is not uniform across a column.
+  Stmt s = bias_relu_out([](const Var& c, const Var& x) { return ld("residual", Expr(c) * 28 + x); });
+  EXPECT_FALSE(match_transpose_nest(s, 16, true).has_value());
+}
+
+TEST(TransposeNest, AnEpilogueReadingTheStoredBufferDoesNotMatch) {
+  Stmt s = bias_relu_out([](const Var& c, const Var&) { return ld("relu", Expr(c)); });
+  EXPECT_FALSE(match_transpose_nest(s, 16, true).has_value());
 }
 
 TEST(TransposeNest, StoresThatOverlapAcrossRowsDoNotMatch) {
