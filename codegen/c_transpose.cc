@@ -21,7 +21,7 @@ bool CEmitter::transposing_copy(const Stmt& s) {
   if (!t) return false;
   const int w = t->width;
   const Stmt& store = t->store;
-  const ExprNode& load = *store->value;
+  const ExprNode& load = *t->transposed;
   const StmtNode& outer_loop = *t->outer();
   const StmtNode& inner_loop = *t->inner();
   const bool outer_is_store_axis = &outer_loop == t->store_axis;

@@ -118,12 +118,14 @@ void IREmitter::emit_transpose_nest(const TransposeNest& t) {
     }
     const int64_t outer_tiles = (o_end - o_begin) / w, inner_tiles = (i_end - i_begin) / w;
     if (outer_tiles > 0 && inner_tiles > 0) {
+      // The first element of tile number `iv` of a range starting at `begin`.
+      auto corner = [&](llvm::Value* iv, int64_t begin) {
+        return b_.CreateAdd(b_.CreateMul(iv, b_.getInt64(w), "", true, true), b_.getInt64(begin), "", true, true);
+      };
       emit_loop(b_.getInt64(0), b_.getInt64(outer_tiles), true, outer->name + ".tile", [&](llvm::Value* ot) {
-        llvm::Value* o0 = b_.CreateAdd(b_.CreateMul(ot, b_.getInt64(w), "", true, true), b_.getInt64(o_begin), "",
-                                       true, true);
+        llvm::Value* o0 = corner(ot, o_begin);
         emit_loop(b_.getInt64(0), b_.getInt64(inner_tiles), true, inner->name + ".tile", [&](llvm::Value* it) {
-          llvm::Value* i0 = b_.CreateAdd(b_.CreateMul(it, b_.getInt64(w), "", true, true), b_.getInt64(i_begin), "",
-                                         true, true);
+          llvm::Value* i0 = corner(it, i_begin);
           if (outer_is_store_axis) {
             tile(o0, i0, w);
           } else {
@@ -135,16 +137,13 @@ void IREmitter::emit_transpose_nest(const TransposeNest& t) {
     region(o_begin + outer_tiles * w, o_end, i_begin, i_end, w / 2);
     region(o_begin, o_begin + outer_tiles * w, i_begin + inner_tiles * w, i_end, w / 2);
   };
-  auto two_axes = [&]() {
-    region(0, outer_loop.extent, 0, inner_loop.extent, t.width);
-    unbind_var(inner);
-    unbind_var(outer);
-  };
   // The other loops of the nest, in their order, around the two axes.
   std::function<void(size_t)> around = [&](size_t i) {
     while (i < t.loops.size() && (t.loops[i] == &outer_loop || t.loops[i] == &inner_loop)) ++i;
     if (i == t.loops.size()) {
-      two_axes();
+      region(0, outer_loop.extent, 0, inner_loop.extent, t.width);
+      unbind_var(inner);
+      unbind_var(outer);
       return;
     }
     const StmtNode& l = *t.loops[i];
