@@ -39,8 +39,11 @@ class SearchPolicy {
   SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_task, SearchSettings settings,
                std::vector<WeightedMutation> mutations, uint64_t seed);
 
-  // Up to n states to measure next, none measured before.
-  std::vector<State> next_batch(int n, const ScoreFn& score);
+  // Up to n states to measure next, none measured before. `transferred`:
+  // programs of other tasks replayed on this one, best first; the first
+  // settings.transfer_per_round of them not measured lead the batch (not
+  // in a random search).
+  std::vector<State> next_batch(int n, const ScoreFn& score, const std::vector<State>& transferred = {});
   // Results of a measured batch (cost +inf for a failed candidate).
   void add_measured(const std::vector<State>& states, const std::vector<double>& costs);
   // Marks a step history as measured without a state (e.g. from a log whose
@@ -64,6 +67,9 @@ class SearchPolicy {
   static constexpr int kExhaustedRounds = 3;
   bool exhausted() const { return empty_rounds_ >= kExhaustedRounds; }
   const std::vector<double>& best_history() const { return best_history_; }  // per round
+  // The best measured programs (cost, state), best first: at most
+  // settings.population of them.
+  const std::vector<std::pair<double, State>>& best_measured() const { return measured_good_; }
   const EvolutionStats& last_evolution() const { return evolution_.stats(); }
   double last_sample_seconds() const { return sample_seconds_; }
   SketchPolicy& sketches() { return sketch_policy_; }

@@ -42,6 +42,10 @@ const std::vector<Field>& fields() {
        "measured per round: the top predicted states not measured before, neighbours of the best measured programs "
        "by one innermost tile length (CPU: half as many as the random ones, rounded up), and `eps_greedy` random"},
       {"eps_greedy", &S::eps_greedy, 0, 1, "share of states per round sampled at random (without the model)"},
+      {"transfer_per_round", &S::transfer_per_round, 0, 1e5,
+       "per round, up to this many of the best measured programs of the run's other tasks (in their rank order) whose "
+       "steps replay on this task (the same stages and loop extents: a dilated conv and a conv of one shape) are "
+       "measured first, without the model; 0 = off"},
       {"population", &S::population, 1, 1e6, "evolutionary population"},
       {"generations", &S::generations, 0, 1000, "evolutionary generations per round"},
       {"mutation_prob", &S::mutation_prob, 0, 1, "probability that a child is a mutation of a parent"},

@@ -28,6 +28,7 @@ struct SearchSettings {
   int num_trials = 1000;
   int measures_per_round = 64;
   double eps_greedy = 0.05;
+  int transfer_per_round = 2;
   int population = 2048;
   int generations = 4;
   double mutation_prob = 0.85;

@@ -204,12 +204,35 @@ ScoreFn Tuner::score_fn(int task_index) {
   return [&model, &task](const std::vector<State>& states) { return model.predict(task, states); };
 }
 
+std::vector<State> Tuner::transferred_programs(int task_index) const {
+  const int wanted = opts_.search.transfer_per_round;
+  std::vector<State> out;
+  if (wanted <= 0 || opts_.search.strategy == SearchStrategy::kRandom) return out;
+  const Task& task = policies_[task_index]->task();
+  const std::string target = task.target.to_string();
+  // Each task's best `wanted` programs are enough: no more are taken in a
+  // round, and those measured here already are passed over.
+  for (int rank = 0; rank < wanted; ++rank)
+    for (size_t j = 0; j < policies_.size(); ++j) {
+      const SearchPolicy& other = *policies_[j];
+      if (static_cast<int>(j) == task_index || other.task().target.to_string() != target ||
+          rank >= static_cast<int>(other.best_measured().size()))
+        continue;
+      try {
+        out.push_back(State::replay(task.dag, other.best_measured()[rank].second.steps()));
+      } catch (const LoomError&) {
+        // Not this task's stages or loop extents.
+      }
+    }
+  return out;
+}
+
 void Tuner::one_round(int ti) {
   SearchPolicy& policy = *policies_[ti];
   const Task& task = policy.task();
   int n = std::min(opts_.search.measures_per_round, opts_.search.num_trials - trials_);
   auto t0 = Clock::now();
-  std::vector<State> batch = policy.next_batch(n, score_fn(ti));
+  std::vector<State> batch = policy.next_batch(n, score_fn(ti), transferred_programs(ti));
   double search_s = seconds_since(t0);
   if (batch.empty()) {
     // Nothing new to measure: the space may be exhausted.

@@ -95,6 +95,9 @@ class Tuner {
   // the search ranked them by), best first: the confirmation's candidates.
   std::vector<std::pair<double, State>> top_by_first_measurement(const Task& task, int n) const;
   ScoreFn score_fn(int task_index);
+  // The other tasks' best measured programs replayed on this task (those
+  // that replay), best ranks first, tasks in turn within a rank.
+  std::vector<State> transferred_programs(int task_index) const;
   // The model that scores a task's states now.
   CostModel& model_of(size_t task_index) { return has_own_model_[task_index] ? *own_models_[task_index] : *shared_model_; }
   bool shared_model_in_use() const;

@@ -1,5 +1,6 @@
 // A search round: besides the model's picks and random samples, neighbours
-// of the best measured programs chosen without the model.
+// of the best measured programs and other tasks' programs chosen without
+// the model.
 #include <gtest/gtest.h>
 
 #include "ir/steps.h"
@@ -56,6 +57,53 @@ TEST(SearchPolicy, ARoundMeasuresNeighboursOfTheBestMeasuredPrograms) {
   EXPECT_GE(neighbours, 1);
   for (const State& b : batch)
     for (const State& m : measured) EXPECT_NE(state_key(b), state_key(m));  // nothing measured twice
+}
+
+SearchPolicy small_matmul_policy(int transfer_per_round) {
+  auto task = std::make_shared<Task>(
+      Task::make("matmul", {{"M", 64}, {"N", 64}, {"K", 64}}, Target::parse("cpu -threads=1")));
+  SearchSettings settings;
+  settings.population = 32;
+  settings.generations = 1;
+  settings.transfer_per_round = transfer_per_round;
+  return SearchPolicy(task, make_sketch_task(*task, SketchSettings{}), settings, cpu_mutation_rules(), 3);
+}
+
+std::vector<State> programs(SearchPolicy& policy, int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  return sample(policy.sketches().task(), n, rng);
+}
+
+std::vector<State> batch_of(SearchPolicy& policy, const std::vector<State>& transferred) {
+  std::mt19937_64 score_rng(5);
+  return policy.next_batch(
+      16, [&](const std::vector<State>& s) { return random_scores_of_valid(s, score_rng); }, transferred);
+}
+
+TEST(SearchPolicy, TransferredProgramsLeadTheBatchUpToTheSetting) {
+  SearchPolicy policy = small_matmul_policy(2);
+  std::vector<State> transferred = programs(policy, 3, 11);
+  std::vector<State> batch = batch_of(policy, transferred);
+  ASSERT_GE(batch.size(), 2u);
+  EXPECT_EQ(state_key(batch[0]), state_key(transferred[0]));
+  EXPECT_EQ(state_key(batch[1]), state_key(transferred[1]));
+  EXPECT_NE(state_key(batch[2]), state_key(transferred[2]));
+}
+
+TEST(SearchPolicy, ATransferredProgramMeasuredAlreadyIsPassedOver) {
+  SearchPolicy policy = small_matmul_policy(2);
+  std::vector<State> transferred = programs(policy, 3, 11);
+  policy.add_measured({transferred[0]}, {1.0});
+  std::vector<State> batch = batch_of(policy, transferred);
+  ASSERT_GE(batch.size(), 2u);
+  EXPECT_EQ(state_key(batch[0]), state_key(transferred[1]));
+  EXPECT_EQ(state_key(batch[1]), state_key(transferred[2]));
+}
+
+TEST(SearchPolicy, NoTransferWhenTheSettingIsZero) {
+  SearchPolicy policy = small_matmul_policy(0);
+  std::vector<State> transferred = programs(policy, 1, 11);
+  EXPECT_NE(state_key(batch_of(policy, transferred)[0]), state_key(transferred[0]));
 }
 
 }  // namespace

@@ -397,5 +397,41 @@ TEST(Tuner, FindsACorrectProgramAndReportsIt) {
   EXPECT_NE(t.summary_table().find("matmul"), std::string::npos);
 }
 
+// A conv and a dilated conv of one shape have the same stages and loop
+// extents: the first round of the second measures the best two programs
+// of the first (those that replay), in their rank order, first.
+TEST(Tuner, TheBestProgramsOfATaskAreMeasuredOnAnotherWhereTheyReplay) {
+  std::string log = temp_log("transfer.jsonl");
+  TunerOptions o = tiny_options(log, 16);
+  o.search.task_scheduler = TaskSchedulerKind::kRoundRobin;
+  const Target cpu = Target::parse("cpu -threads=1");
+  nlohmann::json shape = {{"N", 1}, {"C", 8}, {"H", 8}, {"W", 8}, {"K", 8}, {"R", 3}, {"S", 3}, {"stride", 1}};
+  nlohmann::json conv = shape, dilated = shape;
+  conv["pad"] = 1, conv["dilation"] = 1;
+  dilated["pad"] = 2, dilated["dilation"] = 2;
+  auto dilated_task = std::make_shared<const Task>(Task::make("dilated_conv2d", dilated, cpu));
+  Tuner({{std::make_shared<const Task>(Task::make("conv2d", conv, cpu)), 1.0}, {dilated_task, 1.0}}, o,
+        make_cost_model("random"))
+      .run();
+  std::vector<MeasureRecord> records = load_records(log);
+  ASSERT_EQ(records.size(), 16u);
+  std::vector<MeasureRecord> first(records.begin(), records.begin() + 8);
+  std::stable_sort(first.begin(), first.end(),
+                   [](const MeasureRecord& a, const MeasureRecord& b) { return a.result.median_s() < b.result.median_s(); });
+  std::vector<std::string> expected;
+  for (const auto& r : first) {
+    if (!std::isfinite(r.result.median_s()) || expected.size() == 2) continue;
+    try {
+      State::from_json(dilated_task->dag, r.steps);
+      expected.push_back(r.steps.dump());
+    } catch (const LoomError&) {
+    }
+  }
+  ASSERT_EQ(expected.size(), 2u);
+  EXPECT_EQ(records[8].task.workload, "dilated_conv2d");
+  EXPECT_EQ(records[8].steps.dump(), expected[0]);
+  EXPECT_EQ(records[9].steps.dump(), expected[1]);
+}
+
 }  // namespace
 }  // namespace loom
