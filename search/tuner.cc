@@ -207,7 +207,7 @@ ScoreFn Tuner::score_fn(int task_index) {
 std::vector<State> Tuner::transferred_programs(int task_index) const {
   const int wanted = opts_.search.transfer_per_round;
   std::vector<State> out;
-  if (wanted <= 0 || opts_.search.strategy == SearchStrategy::kRandom) return out;
+  if (wanted <= 0) return out;  // (a random search's policy takes none)
   const Task& task = policies_[task_index]->task();
   const std::string target = task.target.to_string();
   // Each task's best `wanted` programs are enough: no more are taken in a
