@@ -5,6 +5,22 @@
 // Random choices made by sketch annotation (split lengths, unroll depth,
 // compute location) live on the step as its decision, so a mutation edits the
 // decision and replays instead of appending steps.
+//
+// Adding a step kind:
+//  1. its struct in ir/steps.h: the JSON form in a comment above it, the
+//     fields, tag(), apply(), to_json(), stage_id();
+//  2. apply(), to_json() and a register_<kind>_step() in ir/steps/<kind>.cc;
+//     the parser checks every field (step_util::expect_size, json_int, ...),
+//     and apply() throws LoomError naming what is wrong, one line, before it
+//     changes the node;
+//  3. the register function called once in ir/step_registry.cc, and the tag
+//     added to Registry.KnowsEveryStepKind (tests/ir/test_steps.cc);
+//  4. a State method that builds and applies it (ir/state.{h,cc});
+//  5. lowering (ir/lower.cc) where the step sets something the loop nest
+//     must show; a random decision is drawn in sketch/init/ and edited by a
+//     mutation in search/mutations/ (listed in mutation_lists.cc);
+//  6. tests: what it does to the loop nest, a JSON round trip and replay,
+//     invalid uses (expect_invalid: a one-line error, the state unchanged).
 #pragma once
 
 #include <functional>

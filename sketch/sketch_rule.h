@@ -3,6 +3,19 @@
 // partial sketches, each with the stage to derive next. Rules are applied to
 // the stages from the output backwards; the ordered rule list for a target is
 // built in one place (cpu_rules.cc).
+//
+// Adding a rule:
+//  1. a class in sketch/rules/<name>.cc with name(), condition() and apply(),
+//     and its factory declared in sketch/rules/rules.h;
+//  2. the factory placed in cpu_sketch_rules() (cpu_rules.cc), or the GPU
+//     list (sketch/gpu/gpu_rules.cc), with why it stands where it does
+//     written beside the list: order decides which branches exist;
+//  3. any decision its sketch leaves open (split lengths, locations) is
+//     drawn by the annotation in sketch/init/, not by the rule;
+//  4. tests in tests/sketch/test_sketch_generation.cc: the smallest workload
+//     the rule applies to gets its sketch, and one it must not touch does
+//     not; tests/sketch/test_sampled_programs.cc checks random programs of
+//     every workload against the reference interpreter.
 #pragma once
 
 #include <memory>

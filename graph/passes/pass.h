@@ -2,6 +2,15 @@
 // its own file (graph/passes/<name>.cc). The standard pipeline is listed once,
 // in pass.cc; fusion (fuse_ops.h) partitions the result and is not a
 // Graph -> Graph pass.
+//
+// Adding a pass:
+//  1. a GraphPass in graph/passes/<name>.cc and its make_<name>_pass()
+//     declared below;
+//  2. its place in standard_passes() (pass.cc), with why it stands there
+//     written in the comment above standard_passes();
+//  3. tests in tests/graph/test_passes.cc: the smallest graph the pass
+//     changes, interpreted on random inputs to the same outputs as before
+//     (expect_same_outputs); a graph it must leave alone comes out unchanged.
 #pragma once
 
 #include <memory>
