@@ -11,8 +11,8 @@
 //     fields, tag(), apply(), to_json(), stage_id();
 //  2. apply(), to_json() and a register_<kind>_step() in ir/steps/<kind>.cc;
 //     the parser checks every field (step_util::expect_size, json_int, ...),
-//     and apply() throws LoomError naming what is wrong, one line, before it
-//     changes the node;
+//     and apply() throws LoomError naming what is wrong, in one line (it runs
+//     on a private copy: a failed step leaves the state as it was);
 //  3. the register function called once in ir/step_registry.cc, and the tag
 //     added to Registry.KnowsEveryStepKind (tests/ir/test_steps.cc);
 //  4. a State method that builds and applies it (ir/state.{h,cc});

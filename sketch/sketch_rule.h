@@ -15,7 +15,7 @@
 //  4. tests in tests/sketch/test_sketch_generation.cc: the smallest workload
 //     the rule applies to gets its sketch, and one it must not touch does
 //     not; tests/sketch/test_sampled_programs.cc checks random programs of
-//     every workload against the reference interpreter.
+//     every workload against the reference (C backend).
 #pragma once
 
 #include <memory>
