@@ -1,5 +1,5 @@
-// The learned cost model: one interface, three kinds ("mlp", the default;
-// "xgb", Ansor's own choice; "random", for ablation), made in one place by
+// The learned cost model: one interface, three kinds ("xgb", Ansor's choice
+// and a config's default; "mlp"; "random", for ablation), made in one place by
 // make_cost_model / load_cost_model.
 //
 // A model scores programs (higher = predicted faster); it never sees LibTorch

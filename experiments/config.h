@@ -32,7 +32,7 @@ struct ExperimentConfig {
   std::string network;
   int batch = 0;
   SearchSettings search;
-  std::string cost_model = "mlp";               // mlp | xgb | random
+  std::string cost_model = "xgb";               // xgb | mlp | random
   nlohmann::json cost_model_options = nlohmann::json::object();
   // A saved model to start from ("" = none; relative to the config's folder).
   // Its kind must be cost_model.kind; cost_model.options override the

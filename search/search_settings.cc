@@ -57,7 +57,7 @@ const std::vector<Field>& fields() {
       {"early_stopping", &S::early_stopping, 0, 1e6,
        "stop a task after this many rounds without improvement (0 = off)"},
       {"model_warmup_records", &S::model_warmup_records, 0, 1e6,
-       "below this many records, random scores instead of the model"},
+       "while the model has learned from fewer programs (a pretrained file's included), random scores instead"},
       {"seed", &S::seed, 0, 0, "the one seed all randomness flows from"},
       {"strategy", &S::strategy, 0, 0,
        "`evolutionary` (Ansor) or `random` (pure random search, the ablation baseline: no model, no evolution)"},

@@ -41,7 +41,7 @@ TEST(Config, ValidConfigParsesWithDefaults) {
   EXPECT_EQ(c.tasks.size(), 1u);
   EXPECT_EQ(c.search.population, 2048);
   EXPECT_EQ(c.search.generations, 4);
-  EXPECT_EQ(c.cost_model, "mlp");
+  EXPECT_EQ(c.cost_model, "xgb");
   EXPECT_EQ(c.to_json()["search"]["mutation_prob"], 0.85);
 }
 

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 
@@ -150,6 +152,52 @@ TunerModels shared_then_own_after_8(std::vector<const CostModel*>* own, const Co
   m.per_task = one_random_model_per_task(2, own);
   m.per_task_after = 8;
   return m;
+}
+
+// Scores every valid program alike and counts how many it was asked to score.
+class CountingModel : public CostModel {
+ public:
+  size_t scored = 0;
+  void fit(const std::vector<ProgramFeatures>&, const std::vector<float>&, const std::vector<int>&) override {}
+  std::vector<float> predict_features(const std::vector<ProgramFeatures>& programs) override {
+    scored += programs.size();
+    std::vector<float> out;
+    for (const auto& p : programs) out.push_back(p.valid ? 0.5f : kInvalidProgramScore);
+    return out;
+  }
+  std::string name() const override { return "counting"; }
+  nlohmann::json settings_json() const override { return nlohmann::json::object(); }
+
+ protected:
+  std::string serialize() const override { return "-"; }
+  void deserialize(const std::string&) override {}
+};
+
+// A model that was trained before the run (its file says on how many
+// programs) ranks from the first round; a new one gets random scores until it
+// has learned from `model_warmup_records` programs.
+TEST(Tuner, APretrainedModelScoresTheFirstRound) {
+  const std::string file = temp_log("pretrained.model");
+  CountingModel().save(file);
+  std::string header, payload;
+  {
+    std::ifstream in(file, std::ios::binary);
+    std::getline(in, header);
+    payload.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  nlohmann::json h = nlohmann::json::parse(header);
+  h["trained_on"] = nlohmann::json::array({{{"machine", nullptr}, {"programs", 1000}}});
+  std::ofstream(file, std::ios::binary) << h.dump() << '\n' << payload;
+  auto pretrained = std::make_unique<CountingModel>();
+  pretrained->load(file);
+  auto fresh = std::make_unique<CountingModel>();
+  CountingModel *p = pretrained.get(), *f = fresh.get();
+  Tuner with_pretrained(tiny_tasks(), tiny_options(temp_log("pretrained_first.jsonl"), 8), std::move(pretrained));
+  Tuner with_fresh(tiny_tasks(), tiny_options(temp_log("fresh_first.jsonl"), 8), std::move(fresh));
+  with_pretrained.run();  // one round each
+  with_fresh.run();
+  EXPECT_GT(p->scored, 0u);
+  EXPECT_EQ(f->scored, 0u);
 }
 
 TEST(Tuner, ATasksOwnModelTakesOverOnceItHasMeasuredEnough) {
