@@ -66,6 +66,12 @@ void CostModel::add_trained_on(const MachineKind& m) {
   trained_on_.push_back({m, 1});
 }
 
+size_t CostModel::programs_learned() const {
+  size_t n = 0;
+  for (const auto& t : trained_on_) n += t.programs;
+  return n;
+}
+
 bool CostModel::trained_on_kind_of(const MachineKind& m) const {
   for (const auto& t : trained_on_)
     if (t.machine.known() && t.machine.cpu == m.cpu && t.machine.isa == m.isa && t.machine.gpu == m.gpu) return true;

@@ -106,6 +106,8 @@ class CostModel {
   // The machine kinds of every program the model was ever trained on: its
   // saved file's, then those of the records `update` added.
   const std::vector<TrainedOn>& trained_on() const { return trained_on_; }
+  // How many programs that is (a file that does not say counts none).
+  size_t programs_learned() const;
   // Whether it was trained on programs timed on a machine of `m`'s kind (the
   // same CPU model, vector ISA and GPU; the core count aside: a ranking does
   // not change with how many cores the machine lends).

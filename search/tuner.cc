@@ -196,11 +196,8 @@ void Tuner::learn_own(size_t ti, const std::vector<TrainingRecord>& records) {
 ScoreFn Tuner::score_fn(int task_index) {
   const Task& task = *tasks_[task_index].task;
   CostModel& model = model_of(static_cast<size_t>(task_index));
-  // The programs it has learned from: a pretrained file's and this run's
-  // (a file that does not say how many counts none).
-  size_t learned = 0;
-  for (const TrainedOn& t : model.trained_on()) learned += t.programs;
-  if (learned < static_cast<size_t>(opts_.search.model_warmup_records)) {
+  // A pretrained file's programs count with this run's.
+  if (model.programs_learned() < static_cast<size_t>(opts_.search.model_warmup_records)) {
     // Too few programs for the model to be worth its time: random scores
     // (and -inf for states that do not lower). A pretrained model ranks
     // from the first round.
