@@ -49,7 +49,55 @@ MachineKind read_this_machine() {
   return m;
 }
 
+// "32768K", "32M", "1G" (sysfs cache sizes) in bytes; 0 for anything else.
+int64_t cache_size_bytes(const std::string& text) {
+  size_t used = 0;
+  int64_t n = 0;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  const std::string unit = trim(text.substr(used));
+  if (n <= 0) return 0;
+  if (unit.empty()) return n;
+  if (unit == "K") return n << 10;
+  if (unit == "M") return n << 20;
+  if (unit == "G") return n << 30;
+  return 0;
+}
+
+int64_t read_last_level_cache_bytes() {
+  int best_level = 0;
+  int64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& index : std::filesystem::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
+    if (index.path().filename().string().rfind("index", 0) != 0) continue;
+    auto field = [&](const char* name) {
+      std::ifstream in(index.path() / name);
+      std::string v;
+      std::getline(in, v);
+      return trim(v);
+    };
+    if (field("type") == "Instruction") continue;
+    int level = 0;
+    try {
+      level = std::stoi(field("level"));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (level > best_level) best_level = level, bytes = cache_size_bytes(field("size"));
+  }
+  return bytes;
+}
+
 }  // namespace
+
+int64_t last_level_cache_bytes() {
+  if (const char* pose = std::getenv("LOOM_TEST_LLC_BYTES"); pose && *pose) return cache_size_bytes(pose);
+  static const int64_t bytes = read_last_level_cache_bytes();
+  return bytes;
+}
 
 std::string MachineKind::name() const {
   std::string s = cpu + " (" + (isa.empty() ? "" : isa + ", ") + std::to_string(cores) + " core" +

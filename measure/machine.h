@@ -3,6 +3,7 @@
 // job measures each task on nodes of one kind only.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -33,5 +34,9 @@ struct MachineKind {
 // driver's /proc entries). $LOOM_TEST_MACHINE_CPU replaces the CPU's name:
 // tests make one machine pose as several kinds.
 const MachineKind& this_machine();
+
+// The size of this machine's last-level data cache in bytes (sysfs), 0 when
+// it does not say. $LOOM_TEST_LLC_BYTES replaces it, for tests.
+int64_t last_level_cache_bytes();
 
 }  // namespace loom

@@ -12,7 +12,9 @@
 # program ran within 95% of the best any run of that task found in TRIALS
 # trials, and of the median of the runs' final bests (TRIALS + 1 when it
 # never got there), and each arm's final best. OUT/table.md has the tables.
-# Caches are flushed before every timed run, as when a network is tuned.
+# Caches are flushed before every timed run (as when a network whose weights
+# exceed the last-level cache is tuned; kept for every task, so that runs
+# compare with the earlier ablations).
 #
 # The tasks (loom network tasks MODEL shows them all):
 #   ResNet-50 10     1x1 conv 128->512 at 28x28 + residual add + ReLU

@@ -14,7 +14,9 @@
 # NAME.run.txt exists is not run again (delete it to redo the row).
 #
 # Environment: BUILD (default build), OUT (default build/network_table),
-# ROUNDS (default 30; batch-16 rows run ROUNDS/3). Run on a quiet machine:
+# ROUNDS (default 30; batch-16 rows run ROUNDS/3), FLUSH (true or false:
+# the configs' measure.flush_cache; default: the network config's own,
+# flushed where the model's weights exceed the last-level cache). Run on a quiet machine:
 # every figure is a ratio measured in one run, but tuning time is wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,10 @@ ROOT=$PWD
 BUILD=$(realpath "${BUILD:-build}")
 OUT=$(realpath -m "${OUT:-build/network_table}")
 ROUNDS=${ROUNDS:-30}
+FLUSH=${FLUSH:-}
+case $FLUSH in ""|true|false) ;; *) echo "network_table: FLUSH must be true or false" >&2; exit 2 ;; esac
+MEASURE=
+[ -z "$FLUSH" ] || MEASURE="\"measure\": {\"flush_cache\": $FLUSH},"
 ROWS=${ROWS:-"resnet50:1:10000 resnet50:2:5000 mobilenet_v2:1:4000 mobilenet_v2:2:4000 bert_layer:1:2000 bert_layer:2:2000 resnet50:2:2000:16"}
 MODEL_FILE=$ROOT/experiments/models/suite_mlp.model
 mkdir -p "$OUT"
@@ -47,7 +53,7 @@ for row in $ROWS; do
   cat >"$OUT/$name.json" <<EOF
 {"network": "$stem.onnx", "batch": $batch, "target": "cpu -threads=$threads",
  "search": {"num_trials": $trials, "seed": 1},
- "cost_model": {"kind": "mlp", "pretrained": "$MODEL_FILE", "options": {"max_train_seconds": 5}},
+ "cost_model": {"kind": "mlp", "pretrained": "$MODEL_FILE", "options": {"max_train_seconds": 5}}, $MEASURE
  "outputs": {"log": "$name.jsonl"}}
 EOF
   rm -f "$OUT/$name.jsonl"
