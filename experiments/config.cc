@@ -22,8 +22,8 @@ std::string string(const nlohmann::json& j, const std::string& path) {
   return j.get<std::string>();
 }
 
-// The tasks of a network config's model, and its batch checked.
-// Adds the network's tasks; returns the bytes of its weights.
+// The tasks of a network config's model, and its batch checked; returns the
+// bytes of its weights.
 int64_t add_network_tasks(ExperimentConfig& c) {
   graph::Graph g = graph::load_graph(c.network);
   for (const auto& in : g.inputs) {
@@ -185,7 +185,6 @@ ExperimentConfig ExperimentConfig::load(const std::string& path) {
     // the BERT layer (28 MB, compute-bound) 1.20-1.30x against 1.22-1.25x.
     const int64_t cache = last_level_cache_bytes();
     if (!flush_given && cache > 0) c.measure.flush_cache = weight_bytes > cache;
-
   }
   return c;
 }
