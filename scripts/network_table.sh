@@ -16,8 +16,9 @@
 # Environment: BUILD (default build), OUT (default build/network_table),
 # ROUNDS (default 30; batch-16 rows run ROUNDS/3), FLUSH (true or false:
 # the configs' measure.flush_cache; default: the network config's own,
-# flushed where the model's weights exceed the last-level cache). Run on a quiet machine:
-# every figure is a ratio measured in one run, but tuning time is wall time.
+# flushed where the model's weights exceed the last-level cache). Run on a
+# quiet machine: every figure is a ratio measured in one run, but tuning
+# time is wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
