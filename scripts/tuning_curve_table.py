@@ -9,11 +9,12 @@ import sys
 CHECKPOINTS = [64, 200, 500, 1000]
 
 
-def best_costs(path):
-    """The best median cost (s) after each new program of a log, in log
-    order: a program measured again (the tuner's confirmation) is not a
-    trial, a line cut by a crash is skipped."""
-    best, seen, costs = float("inf"), set(), []
+def first_timings(path):
+    """(steps key, steps, median cost in s) of each program of a log at its
+    first measurement, in log order: a program measured again (the tuner's
+    confirmation) is not a trial, a line cut by a crash is skipped, a failed
+    measurement costs inf."""
+    seen, out = set(), []
     with open(path) as f:
         for line in f:
             try:
@@ -25,9 +26,18 @@ def best_costs(path):
                 continue
             seen.add(key)
             res = r["result"]
-            if res["error"] == "none" and res["costs_s"]:
-                best = min(best, sorted(res["costs_s"])[len(res["costs_s"]) // 2])
-            costs.append(best)
+            costs = res.get("costs_s") or []
+            cost = sorted(costs)[len(costs) // 2] if res["error"] == "none" and costs else float("inf")
+            out.append((key, r["steps"], cost))
+    return out
+
+
+def best_costs(path):
+    """The best first-measured cost (s) after each new program of a log."""
+    costs, best = [], float("inf")
+    for _, _, cost in first_timings(path):
+        best = min(best, cost)
+        costs.append(best)
     return costs
 
 
