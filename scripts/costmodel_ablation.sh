@@ -58,17 +58,19 @@ LOOM=$BUILD/loom
 [ -x "$LOOM" ] || { echo "costmodel_ablation: $LOOM not built" >&2; exit 2; }
 mkdir -p "$OUT"
 
+# Each model's flush: FLUSH, or with auto what `loom config show` says a
+# network config of the model gets.
+declare -A flush_of
 for m in resnet50 mobilenet_v2 bert_layer; do
   [ -f "$OUT/$m.onnx" ] || /usr/bin/python3 scripts/make_models.py "$OUT" --models "$m" > /dev/null 2>&1
   [ -f "$OUT/$m.tasks.json" ] || "$LOOM" network tasks "$OUT/$m.onnx" --json > "$OUT/$m.tasks.json"
+  flush_of[$m]=$FLUSH
+  if [ "$FLUSH" = auto ]; then
+    echo "{\"network\": \"$OUT/$m.onnx\", \"target\": \"cpu -threads=$THREADS\"}" > "$OUT/$m.network.json"
+    flush_of[$m]=$("$LOOM" config show "$OUT/$m.network.json" |
+      /usr/bin/python3 -c 'import json, sys; print(str(json.load(sys.stdin)["measure"]["flush_cache"]).lower())')
+  fi
 done
-
-# The flush a network config of MODEL gets, as `loom config show` prints it.
-flush_of() {
-  if [ "$FLUSH" != auto ]; then echo "$FLUSH"; return; fi
-  echo "{\"network\": \"$OUT/$1.onnx\", \"target\": \"cpu -threads=$THREADS\"}" > "$OUT/$1.network.json"
-  "$LOOM" config show "$OUT/$1.network.json" | /usr/bin/python3 -c 'import json, sys; print(str(json.load(sys.stdin)["measure"]["flush_cache"]).lower())'
-}
 
 cost_model() {
   case $1 in
@@ -87,7 +89,7 @@ for task in $TASKS; do
       log=$OUT/$name.jsonl
       if [ -f "$log" ] && [ "$(grep -c . "$log")" -ge "$TRIALS" ]; then continue; fi
       /usr/bin/python3 - "$OUT/$model.tasks.json" "$index" "$THREADS" "$TRIALS" "$seed" "$(cost_model "$arm")" \
-        "$name.jsonl" "$(flush_of "$model")" > "$OUT/$name.json" <<'EOF'
+        "$name.jsonl" "${flush_of[$model]}" > "$OUT/$name.json" <<'EOF'
 import json, sys
 tasks, index, threads, trials, seed, cost_model, log, flush = sys.argv[1:]
 task = json.load(open(tasks))[int(index)]

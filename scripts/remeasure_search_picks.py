@@ -45,10 +45,6 @@ def top_first(progs, t, k):
     return sorted(ok, key=lambda p: p[2])[:k]
 
 
-def cfg_flush(name):
-    return json.load(open(name + ".json")).get("measure", {}).get("flush_cache", False)
-
-
 def checkpoints(trials, every):
     cps = list(range(every, trials, every))
     return cps + [trials]
@@ -97,12 +93,13 @@ def main():
                         sys.exit("remeasure: %s%s: no such run (config and log of each task, arm and seed)" % (name, ext))
                 progs = first_timings(name + ".jsonl")[:a.trials]
                 runs[(task, arm, seed)] = progs
+                cfg = json.load(open(name + ".json"))
+                run_flush = bool(cfg.get("measure", {}).get("flush_cache", False))
                 if task not in spec:
-                    cfg = json.load(open(name + ".json"))
                     spec[task] = {"workload": cfg["tasks"][0]["workload"], "params": cfg["tasks"][0]["params"],
                                   "target": cfg["target"]}
-                    flush[task] = bool(cfg.get("measure", {}).get("flush_cache", False))
-                elif bool(cfg_flush(name)) != flush[task]:
+                    flush[task] = run_flush
+                elif run_flush != flush[task]:
                     sys.exit("remeasure: the runs of %s differ in measure.flush_cache" % task)
                 for t in cps:
                     for key, steps, _ in top_first(progs, t, a.top):
