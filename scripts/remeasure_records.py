@@ -106,7 +106,9 @@ def main():
             tag = hashlib.sha1(key.encode()).hexdigest()[:8]
             units.append(("%s.%s" % (base, tag), task, ok, {k: c for k, (s, c) in progs.items()}))
     total = sum(len(u[2]) for u in units)
-    print("remeasure_records: %d programs of %d tasks, %d round(s)" % (total, len(units), a.rounds), file=sys.stderr)
+    tasks = len({json.dumps(u[1], sort_keys=True) for u in units})
+    print("remeasure_records: %d programs of %d tasks in %d logs, %d round(s)"
+          % (total, tasks, len(a.logs), a.rounds), file=sys.stderr)
 
     rng = random.Random(a.seed)
     for r in range(a.rounds):
@@ -134,7 +136,7 @@ def main():
 
     # Per task (the programs of all its logs together: pairs timed minutes
     # apart as well), then pooled over tasks.
-    by_task = {}  # task key -> (task, [first costs], [[re-measured costs] per round], [keys])
+    by_task = {}  # task key -> (task, {(unit, steps key): first cost}, [{(unit, steps key): cost} per round])
     for name, task, progs, first in units:
         again = [read_measured(os.path.join(a.out, "%s.r%d.jsonl" % (name, r))) for r in range(a.rounds)]
         t = by_task.setdefault(json.dumps(task, sort_keys=True), (task, {}, [{} for _ in range(a.rounds)]))
