@@ -45,6 +45,42 @@ def cost_of(result):
     return statistics.median(costs) if result.get("error", "none") == "none" and costs else INF
 
 
+def read_measured(path):
+    """steps key -> cost of one `loom measure` log (inf when it failed); {} when there is none."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                out[json.dumps(r["steps"])] = cost_of(r["result"])
+    return out
+
+
+def measure_programs(loom, log, spec, programs, rng, options=()):
+    """Time `programs` ({steps key: steps}) of one task once more, in a shuffled
+    order, through `loom measure` (its options `options`) into `log`, with the
+    task file beside it (`spec`: the task's keys of a task file). A log that
+    already holds every program is kept. Returns False when it was kept;
+    exits with the command and its output when `loom measure` fails (a wrong
+    result is a Loom bug)."""
+    keys = sorted(programs)
+    rng.shuffle(keys)
+    if os.path.exists(log) and set(read_measured(log)) >= set(keys):
+        return False
+    if os.path.exists(log):
+        os.remove(log)
+    f = log[:-len(".jsonl")] + ".json"
+    with open(f, "w") as out:
+        json.dump(dict(spec, candidates=[programs[k] for k in keys]), out)
+    cmd = [loom, "measure", f, "--log", log] + list(options)
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if done.returncode != 0:
+        sys.exit("%s: %s failed:\n%s" % (os.path.basename(sys.argv[0]), " ".join(cmd), done.stdout[-2000:]))
+    return True
+
+
 def read_log(path):
     """task key -> (task json, {steps key: (steps, cost)}) of one record log."""
     tasks = {}
@@ -116,23 +152,11 @@ def main():
         rng.shuffle(order)
         for done_units, u in enumerate(order):
             name, task, progs, _ = units[u]
-            log = os.path.join(a.out, "%s.r%d.jsonl" % (name, r))
-            keys = sorted(progs)
-            rng.shuffle(keys)
-            if os.path.exists(log) and set(read_measured(log)) >= set(keys):
-                continue
-            if os.path.exists(log):
-                os.remove(log)
-            f = os.path.join(a.out, "%s.r%d.json" % (name, r))
-            with open(f, "w") as out:
-                json.dump({"task": task, "candidates": [progs[k] for k in keys]}, out)
-            cmd = [a.loom, "measure", f, "--log", log, "--repeat", str(a.repeat),
-                   "--min-repeat-ms", str(a.min_repeat_ms)] + (["--flush"] if a.flush else [])
-            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            if done.returncode != 0:
-                sys.exit("remeasure_records: %s failed:\n%s" % (" ".join(cmd), done.stdout[-2000:]))
-            print("remeasure_records: round %d, %d/%d %s (%d programs)"
-                  % (r + 1, done_units + 1, len(units), name, len(keys)), file=sys.stderr)
+            options = ["--repeat", str(a.repeat), "--min-repeat-ms", str(a.min_repeat_ms)] + (["--flush"] if a.flush else [])
+            if measure_programs(a.loom, os.path.join(a.out, "%s.r%d.jsonl" % (name, r)), {"task": task}, progs, rng,
+                                options):
+                print("remeasure_records: round %d, %d/%d %s (%d programs)"
+                      % (r + 1, done_units + 1, len(units), name, len(progs)), file=sys.stderr)
 
     # Per task (the programs of all its logs together: pairs timed minutes
     # apart as well), then pooled over tasks.
@@ -170,19 +194,6 @@ def describe(task):
     threads = (task.get("target") or "").split("-threads=")
     return "%s %s%s" % (task.get("workload", "?"), ",".join("%s=%s" % kv for kv in sorted(params.items())),
                         ", threads=%s" % threads[1].split()[0] if len(threads) > 1 else "")
-
-
-def read_measured(path):
-    """steps key -> cost of one `loom measure` log (inf when it failed)."""
-    out = {}
-    if not os.path.exists(path):
-        return out
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                out[json.dumps(r["steps"])] = cost_of(r["result"])
-    return out
 
 
 if __name__ == "__main__":

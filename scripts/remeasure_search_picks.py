@@ -31,10 +31,10 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from remeasure_records import measure_programs, read_measured  # noqa: E402
 from tuning_curve_table import first_timings  # noqa: E402
 
 INF = float("inf")
@@ -48,19 +48,6 @@ def top_first(progs, t, k):
 def checkpoints(trials, every):
     cps = list(range(every, trials, every))
     return cps + [trials]
-
-
-def measured_costs(path):
-    """steps key -> median cost of one `loom measure` log (inf when it failed)."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            r = json.loads(line)
-            res = r["result"]
-            costs = res.get("costs_s") or []
-            out[json.dumps(r["steps"])] = (sorted(costs)[len(costs) // 2]
-                                           if res["error"] == "none" and costs else INF)
-    return out
 
 
 def main():
@@ -113,25 +100,13 @@ def main():
         rng.shuffle(order)
         for task in order:
             log = os.path.join(rdir, "%s.r%d.jsonl" % (task, r))
-            keys = sorted(candidates[task])
-            rng.shuffle(keys)
-            if os.path.exists(log) and set(measured_costs(log)) >= set(keys):
-                continue
-            if os.path.exists(log):
-                os.remove(log)
-            f = os.path.join(rdir, "%s.r%d.json" % (task, r))
-            with open(f, "w") as out:
-                json.dump(dict(spec[task], candidates=[candidates[task][k] for k in keys]), out)
-            cmd = [a.loom, "measure", f, "--log", log] + (["--flush"] if flush[task] else [])
-            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            if done.returncode != 0:
-                sys.exit("remeasure: %s failed:\n%s" % (" ".join(cmd), done.stdout[-2000:]))
-            print("remeasure: round %d %s (%d programs)" % (r + 1, task, len(keys)), file=sys.stderr)
+            if measure_programs(a.loom, log, spec[task], candidates[task], rng, ["--flush"] if flush[task] else []):
+                print("remeasure: round %d %s (%d programs)" % (r + 1, task, len(candidates[task])), file=sys.stderr)
 
     again = {task: {} for task in tasks}  # key -> re-measured medians
     for task in tasks:
         for r in range(a.rounds):
-            for key, cost in measured_costs(os.path.join(rdir, "%s.r%d.jsonl" % (task, r))).items():
+            for key, cost in read_measured(os.path.join(rdir, "%s.r%d.jsonl" % (task, r))).items():
                 again[task].setdefault(key, []).append(cost)
 
     def true_cost(task, key):
