@@ -73,10 +73,11 @@ class LoomDistributed : public ::testing::Test {
     }
     return out;
   }
-  static std::string mpirun(int ranks) {
-    return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") + kNoLeakCheck + LOOM_MPIRUN +
-           " --oversubscribe --enable-recovery -n " + std::to_string(ranks) +
-           " -x LOOM_TEST_FAULT -x LOOM_TEST_NODE_FAULT ";
+  // The ranks' temp folder is dir_: a rank that dies leaves its files there.
+  std::string mpirun(int ranks) const {
+    return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=") + dir_.string() + " " +
+           kNoLeakCheck + LOOM_MPIRUN + " --oversubscribe --enable-recovery -n " + std::to_string(ranks) +
+           " -x LOOM_TEST_FAULT -x LOOM_TEST_NODE_FAULT -x TMPDIR ";
   }
   fs::path dir_;
 };

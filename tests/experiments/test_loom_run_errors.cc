@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "tests/experiments/loom_cli.h"
+#include "tests/support/scratch_dir.h"
 
 namespace {
 
@@ -17,9 +18,9 @@ using Result = loom::testing::CliResult;
 using loom::testing::run_loom;
 
 std::string write_file(const std::string& name, const std::string& text) {
-  auto p = std::filesystem::temp_directory_path() / ("loom_cli_" + std::to_string(getpid()) + "_" + name);
+  const std::string p = loom::testing::scratch_path(name);
   std::ofstream(p) << text;
-  return p.string();
+  return p;
 }
 
 void expect_usage_error(const std::string& file_text, const std::string& needle) {
@@ -104,8 +105,7 @@ TEST(LoomRun, PrintAsmShowsTheKernelsMachineCode) {
 TEST(LoomTune, PretrainedModelOfAnotherKindOrMissingIsNamed) {
   const std::string src = std::getenv("LOOM_SOURCE_DIR") ? std::getenv("LOOM_SOURCE_DIR") : "";
   ASSERT_FALSE(src.empty());
-  const std::string log = write_file("pretrained.jsonl", "");
-  std::filesystem::remove(log);
+  const std::string log = loom::testing::scratch_path("pretrained.jsonl");
   for (const auto& [cost_model, needle] :
        {std::pair<std::string, std::string>{R"({"kind": "xgb", "pretrained": ")" + src +
                                                 R"(/experiments/models/suite_mlp.model"})",
@@ -128,8 +128,7 @@ TEST(LoomTune, PretrainedModelOfAnotherKindOrMissingIsNamed) {
 // computed, nothing measured) with one line naming the tensor, its size and
 // the limit.
 TEST(LoomTune, TaskThatCannotFitInMemoryIsNamedAtOnce) {
-  const std::string log = write_file("huge.jsonl", "");
-  std::filesystem::remove(log);
+  const std::string log = loom::testing::scratch_path("huge.jsonl");
   std::string cfg = write_file("huge.json", R"({"tasks": [{"workload": "matmul",
       "params": {"M": 1000000, "N": 1000000, "K": 1000000}}], "outputs": {"log": ")" + log + R"("}})");
   Result r = run_loom("tune " + cfg);
@@ -175,8 +174,8 @@ TEST(LoomRun, ATensorWhoseElementCountOverflowsIsNamed) {
 }
 
 TEST(LoomCostmodel, PredictionsListEveryHeldOutProgramWithLabelAndScore) {
-  std::string log = write_file("pred.jsonl", ""), csv = write_file("pred.csv", ""), model = write_file("pred.model", "");
-  std::filesystem::remove(log);
+  std::string log = loom::testing::scratch_path("pred.jsonl"), csv = write_file("pred.csv", ""),
+              model = write_file("pred.model", "");
   Result c = run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 12 --log " + log +
                       " --seed 1");
   ASSERT_EQ(c.exit_code, 0) << c.output;
@@ -199,9 +198,8 @@ TEST(LoomCostmodel, PredictionsListEveryHeldOutProgramWithLabelAndScore) {
 // A pretrained model trained on programs timed elsewhere is used, with a
 // one-line warning naming both machines; on a machine of its kind, silently.
 TEST(LoomTune, APretrainedModelFromAnotherKindOfMachineIsWarnedAbout) {
-  std::string log = write_file("elsewhere.jsonl", ""), model = write_file("elsewhere.model", ""),
-              tune_log = write_file("elsewhere_tune.jsonl", "");
-  std::filesystem::remove(log);
+  std::string log = loom::testing::scratch_path("elsewhere.jsonl"), model = write_file("elsewhere.model", ""),
+              tune_log = loom::testing::scratch_path("elsewhere_tune.jsonl");
   setenv("LOOM_TEST_MACHINE_CPU", "Elsewhere CPU", 1);
   Result c = run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 6 --log " + log);
   Result t = run_loom("costmodel train " + log + " --model random --out " + model);
@@ -211,7 +209,6 @@ TEST(LoomTune, APretrainedModelFromAnotherKindOfMachineIsWarnedAbout) {
   std::string cfg = write_file("elsewhere.json", R"({"tasks": [{"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16}}],
       "search": {"num_trials": 2}, "cost_model": {"kind": "random", "pretrained": ")" + model +
                                                      R"("}, "outputs": {"log": ")" + tune_log + R"("}})");
-  std::filesystem::remove(tune_log);
   Result here = run_loom("tune " + cfg);
   EXPECT_EQ(here.exit_code, 0) << here.output;
   const size_t at = here.output.find("warning: cost model " + model + " was trained on programs timed on Elsewhere CPU (");
@@ -228,10 +225,8 @@ TEST(LoomTune, APretrainedModelFromAnotherKindOfMachineIsWarnedAbout) {
 
 // `loom costmodel transfer`: each task shape held out once, a table row each.
 TEST(LoomCostmodel, TransferHoldsOutEachTaskShapeOnce) {
-  std::string a = write_file("transfer_a.jsonl", ""), b = write_file("transfer_b.jsonl", ""),
+  std::string a = loom::testing::scratch_path("transfer_a.jsonl"), b = loom::testing::scratch_path("transfer_b.jsonl"),
               table = write_file("transfer.md", "");
-  std::filesystem::remove(a);
-  std::filesystem::remove(b);
   ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 6 --log " + a).exit_code, 0);
   ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":8,\"N\":32,\"K\":16}' --n 6 --log " + b).exit_code, 0);
   Result r = run_loom("costmodel transfer " + a + " " + b + " --model random --table " + table);

@@ -12,15 +12,12 @@
 #include "measure/records.h"
 #include "search/tuner.h"
 #include "tests/support/schedule_check.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom {
 namespace {
 
-std::string temp_log(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("loom_test_" + std::to_string(getpid()) + "_" + name);
-  std::filesystem::remove(p);
-  return p.string();
-}
+std::string temp_log(const std::string& name) { return testing::scratch_path(name); }
 
 TunerOptions tiny_options(const std::string& log, int trials) {
   TunerOptions o;

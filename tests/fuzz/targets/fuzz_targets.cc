@@ -4,9 +4,7 @@
 // fuzzer reaches the code that trusts what the parser accepted.
 #include "tests/fuzz/targets/fuzz_targets.h"
 
-#include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,27 +21,16 @@
 #include "ir/workload_registry.h"
 #include "measure/records.h"
 #include "measure/task.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A folder of this process for the targets whose parser reads a file;
-// removed at exit.
-const fs::path& scratch_dir() {
-  static const fs::path dir = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    fs::path d = fs::path(tmp && *tmp ? tmp : "/tmp") / ("loom_fuzz." + std::to_string(::getpid()));
-    fs::create_directories(d);
-    std::atexit([] { std::error_code ec; fs::remove_all(scratch_dir(), ec); });
-    return d;
-  }();
-  return dir;
-}
-
 std::string write_scratch(const std::string& name, const uint8_t* data, size_t size) {
-  const fs::path p = scratch_dir() / name;
+  // A folder of this process (removed at exit): some parsers read a file.
+  const fs::path p = loom::testing::scratch_dir() / name;
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return p.string();
