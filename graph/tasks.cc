@@ -177,6 +177,22 @@ std::string subgraph_summary(const nlohmann::json& s) {
   }
 }
 
+std::string subgraph_inputs_summary(const nlohmann::json& s) {
+  std::string out;
+  if (!s.is_object() || !s.contains("inputs") || !s["inputs"].is_array()) return out;
+  for (const auto& in : s["inputs"]) {
+    std::string shape = "?";  // a malformed input is only described, not judged, here
+    bool constant = false;
+    try {
+      shape = shape_string(in.at("shape").get<Shape>());
+      constant = in.value("constant", false);
+    } catch (const std::exception&) {
+    }
+    out += (out.empty() ? "" : ", ") + shape + (constant ? "*" : "");
+  }
+  return out;
+}
+
 double NetworkTasks::total_flops() const {
   double total = 0;
   for (const auto& t : tasks) total += t.flops * t.weight;

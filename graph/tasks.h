@@ -36,6 +36,8 @@ nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vect
 ComputeDAG subgraph_dag(const nlohmann::json& subgraph);
 // "conv2d+add+relu 1x64x56x56" (the ops and the output shape).
 std::string subgraph_summary(const nlohmann::json& subgraph);
+// "1x64x56x56, 64x64x3x3*, 64*" (its inputs' shapes, * marking constants).
+std::string subgraph_inputs_summary(const nlohmann::json& subgraph);
 
 // The registry workload computing a subgraph's main operator, for a
 // per-operator baseline: a conv2d (bias + ReLU fused when that is the whole

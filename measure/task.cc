@@ -179,12 +179,17 @@ std::string Task::key() const { return to_json().dump(); }
 
 std::string Task::similarity_group() const {
   if (workload != kSubgraphWorkload) return workload;
-  const std::string d = description();  // "subgraph OPS SHAPE"
-  return d.substr(0, d.find_last_of(' '));
+  const std::string summary = graph::subgraph_summary(params);  // "OPS SHAPE"
+  return std::string(kSubgraphWorkload) + " " + summary.substr(0, summary.find(' '));
 }
 
 std::string Task::description() const {
-  if (workload == kSubgraphWorkload) return std::string(kSubgraphWorkload) + " " + graph::subgraph_summary(params);
+  // A subgraph's ops and output shape do not tell its tasks apart (a 1x1
+  // conv and the depthwise conv after it give "conv2d+clip 1x144x56x56"
+  // alike); its inputs' shapes do.
+  if (workload == kSubgraphWorkload)
+    return std::string(kSubgraphWorkload) + " " + graph::subgraph_summary(params) + " from " +
+           graph::subgraph_inputs_summary(params);
   std::string s = workload;
   for (const auto& [k, v] : params.items()) s += " " + k + "=" + v.dump();
   for (const auto& c : constants) s += " " + c + "=const";

@@ -54,7 +54,9 @@ struct Task {
   // Identity of the task in logs: workload + params + dtype + target
   // (+ constants).
   std::string key() const;
-  std::string description() const;  // "matmul M=1024 N=1024 K=1024"
+  // "matmul M=1024 N=1024 K=1024"; "subgraph conv2d+relu 1x64x56x56 from
+  // 1x64x56x56, 64x64x3x3*, 64*" (ops, output shape, inputs; * constant).
+  std::string description() const;
   // The tasks whose throughputs compare (the task scheduler's similar
   // tasks): the workload, or for a network's subgraph its ops ("subgraph
   // conv2d+relu"), so that a memory-bound gemm or pool is not held to a

@@ -189,10 +189,18 @@ def main():
 
 
 def describe(task):
-    """A task's workload and parameters, short."""
+    """A task's workload and parameters, short; a network's subgraph by its
+    ops and input shapes (* constant), as `loom` names it."""
     params = task.get("params") or {}
     threads = (task.get("target") or "").split("-threads=")
-    return "%s %s%s" % (task.get("workload", "?"), ",".join("%s=%s" % kv for kv in sorted(params.items())),
+    if task.get("workload") == "subgraph":
+        ops = "+".join(n.get("op", "?") for n in params.get("nodes", []))
+        inputs = ", ".join(("x".join(str(d) for d in i.get("shape", [])) or "scalar")
+                           + ("*" if i.get("constant") else "") for i in params.get("inputs", []))
+        what = "%s from %s" % (ops, inputs)
+    else:
+        what = ",".join("%s=%s" % kv for kv in sorted(params.items()))
+    return "%s %s%s" % (task.get("workload", "?"), what,
                         ", threads=%s" % threads[1].split()[0] if len(threads) > 1 else "")
 
 

@@ -44,15 +44,6 @@ int import_verb(const Args& a) {
   return kExitOk;
 }
 
-std::string input_shapes(const nlohmann::json& subgraph) {
-  std::string s;
-  for (const auto& in : subgraph["inputs"]) {
-    graph::Shape shape = in["shape"].get<graph::Shape>();
-    s += (s.empty() ? "" : ", ") + graph::shape_string(shape) + (in.value("constant", false) ? "*" : "");
-  }
-  return s;
-}
-
 // A tuning config of the network's tasks, weighted by their occurrences.
 void write_config(const std::string& path, const std::string& model, const graph::NetworkTasks& nt, int threads,
                   int trials) {
@@ -118,7 +109,7 @@ int tasks_verb(const Args& a) {
   for (size_t i = 0; i < nt.tasks.size(); ++i) {
     const auto& t = nt.tasks[i];
     std::printf("%4zu  %-40s %9.2f %6d %6.2f%%  %s\n", i, graph::subgraph_summary(t.subgraph).c_str(), t.flops / 1e6,
-                t.weight, total > 0 ? 100.0 * t.flops * t.weight / total : 0.0, input_shapes(t.subgraph).c_str());
+                t.weight, total > 0 ? 100.0 * t.flops * t.weight / total : 0.0, graph::subgraph_inputs_summary(t.subgraph).c_str());
   }
   return kExitOk;
 }

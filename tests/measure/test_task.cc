@@ -82,5 +82,14 @@ TEST(Task, ASubgraphIsSimilarToSubgraphsOfTheSameOpsWhateverTheirShapes) {
   EXPECT_EQ(gemm.similarity_group(), "subgraph gemm");
 }
 
+// A 1x1 conv and the depthwise conv after it have the same ops and output
+// shape; their inputs tell them apart in logs, tables and tuning output.
+TEST(Task, TwoSubgraphsOfTheSameOpsAndOutputShapeAreDescribedApart) {
+  Task pointwise = subgraph("conv2d", nlohmann::json::object(), {{1, 4, 8, 8}, {8, 4, 1, 1}});
+  Task depthwise = subgraph("conv2d", {{"group", 8}, {"pads", {1, 1, 1, 1}}}, {{1, 8, 8, 8}, {8, 1, 3, 3}});
+  EXPECT_EQ(pointwise.description(), "subgraph conv2d 1x8x8x8 from 1x4x8x8, 8x4x1x1");
+  EXPECT_EQ(depthwise.description(), "subgraph conv2d 1x8x8x8 from 1x8x8x8, 8x1x3x3");
+}
+
 }  // namespace
 }  // namespace loom
