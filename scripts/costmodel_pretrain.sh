@@ -25,11 +25,16 @@
 #      records of seen tasks (OUT/seen.txt).
 #
 # Usage: scripts/costmodel_pretrain.sh [CONFIG...]
-#   (default configs: experiments/configs/suite.json and shape_sweep.json,
-#    46 task shapes; env: BUILD=build OUT=$BUILD/costmodel_pretrain
-#    N_RANDOM=64 ROUNDS=4 SEARCH_TRIALS=128 BUDGET_S=7200 TRAIN_S=1500 FOLDS=10
-#    MODEL=mlp; SEARCH_TRIALS=0 skips the searches, TRAIN_S=0 the training
-#    and the evaluation)
+#   Default configs: experiments/configs/suite.json and shape_sweep.json
+#   (46 task shapes), then the fused tasks of each network of NETWORKS
+#   (`loom network tasks`: ResNet-50 28, MobileNet-V2 33, the BERT layer
+#   11), from models written into OUT/networks with random weights
+#   (scripts/make_models.py) and their task configs beside them.
+#   env: BUILD=build OUT=$BUILD/costmodel_pretrain N_RANDOM=64 ROUNDS=4
+#   SEARCH_TRIALS=128 BUDGET_S=7200 TRAIN_S=1500 FOLDS=10 MODEL=mlp
+#   NETWORKS="resnet50 mobilenet_v2 bert_layer"; SEARCH_TRIALS=0 skips the
+#   searches, TRAIN_S=0 the training and the evaluation, NETWORKS= the
+#   networks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,12 +47,30 @@ BUDGET_S=${BUDGET_S:-7200}
 TRAIN_S=${TRAIN_S:-1500}
 FOLDS=${FOLDS:-10}
 MODEL=${MODEL:-mlp}
+NETWORKS=${NETWORKS-resnet50 mobilenet_v2 bert_layer}
 LOOM=$BUILD/loom
 [ -x "$LOOM" ] || { echo "costmodel_pretrain: $LOOM not built" >&2; exit 2; }
 command -v jq > /dev/null || { echo "costmodel_pretrain: needs jq" >&2; exit 2; }
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(experiments/configs/suite.json experiments/configs/shape_sweep.json)
 mkdir -p "$OUT/random" "$OUT/search"
+if [ ${#configs[@]} -eq 0 ]; then
+  configs=(experiments/configs/suite.json experiments/configs/shape_sweep.json)
+  missing=()
+  for net in $NETWORKS; do [ -f "$OUT/networks/$net.onnx" ] || missing+=("$net"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "== writing the models ${missing[*]} (random weights) into $OUT/networks"
+    mkdir -p "$OUT/networks"
+    if ! /usr/bin/python3 scripts/make_models.py "$OUT/networks" --models "$(IFS=,; echo "${missing[*]}")" \
+        > "$OUT/networks/make_models.log" 2>&1; then
+      echo "costmodel_pretrain: scripts/make_models.py failed:" >&2; tail -3 "$OUT/networks/make_models.log" >&2; exit 1
+    fi
+  fi
+  for net in $NETWORKS; do
+    [ -f "$OUT/networks/$net.json" ] ||
+      "$LOOM" network tasks "$OUT/networks/$net.onnx" --config "$OUT/networks/$net.json" | tail -1
+    configs+=("$OUT/networks/$net.json")
+  done
+fi
 start=$(date +%s)
 over_budget() { [ $(( $(date +%s) - start )) -ge "$BUDGET_S" ]; }
 lines() { [ -f "$1" ] && grep -c . "$1" || echo 0; }
