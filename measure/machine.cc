@@ -2,6 +2,10 @@
 
 #include <sched.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -93,9 +97,39 @@ int64_t read_last_level_cache_bytes() {
 
 }  // namespace
 
+// The deterministic cache parameters of CPUID (Intel leaf 4, AMD leaf
+// 0x8000001D, one sub-leaf per cache, the same layout): the size of one
+// instance of the highest-level data or unified cache, as the core sees it
+// (not glibc's sysconf, which on a Zen 5 says 384 MB for a 32 MB L3).
+int64_t cpuid_last_level_cache_bytes() {
+#if defined(__x86_64__) || defined(__i386__)
+  for (unsigned leaf : {4u, 0x8000001Du}) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_max(leaf & 0x80000000u, nullptr) < leaf) continue;
+    int best_level = 0;
+    int64_t bytes = 0;
+    for (unsigned sub = 0; sub < 16; ++sub) {
+      __cpuid_count(leaf, sub, a, b, c, d);
+      const unsigned type = a & 0x1f, level = (a >> 5) & 0x7;
+      if (type == 0) break;  // no more caches
+      if (type == 2) continue;  // instruction cache
+      const int64_t size = int64_t{((b >> 22) & 0x3ff) + 1} * (((b >> 12) & 0x3ff) + 1) * ((b & 0xfff) + 1) *
+                           (int64_t{c} + 1);
+      if (static_cast<int>(level) > best_level) best_level = static_cast<int>(level), bytes = size;
+    }
+    if (bytes > 0) return bytes;
+  }
+#endif
+  return 0;
+}
+
 int64_t last_level_cache_bytes() {
   if (const char* pose = std::getenv("LOOM_TEST_LLC_BYTES"); pose && *pose) return cache_size_bytes(pose);
-  static const int64_t bytes = read_last_level_cache_bytes();
+  // sysfs first; CPUID where it is not mounted (a chroot, some containers).
+  static const int64_t bytes = [] {
+    const int64_t from_sysfs = read_last_level_cache_bytes();
+    return from_sysfs > 0 ? from_sysfs : cpuid_last_level_cache_bytes();
+  }();
   return bytes;
 }
 

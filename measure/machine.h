@@ -35,8 +35,10 @@ struct MachineKind {
 // tests make one machine pose as several kinds.
 const MachineKind& this_machine();
 
-// The size of this machine's last-level data cache in bytes (sysfs), 0 when
-// it does not say. $LOOM_TEST_LLC_BYTES replaces it, for tests.
+// The size of this machine's last-level data cache in bytes (sysfs, else
+// CPUID), 0 when neither says. $LOOM_TEST_LLC_BYTES replaces it, for tests.
 int64_t last_level_cache_bytes();
+// The same from CPUID alone (x86; 0 elsewhere or when it does not say).
+int64_t cpuid_last_level_cache_bytes();
 
 }  // namespace loom
