@@ -423,17 +423,19 @@ std::vector<TaskSummary> Tuner::summary() const {
 
 std::string Tuner::summary_table() const {
   std::ostringstream os;
-  os << fmt("%-48s %8s %10s %12s %10s %7s\n", "task", "weight", "GFLOP", "best ms", "GFLOP/s", "trials");
+  // The task's name comes last, whole: a network's subgraph tasks differ
+  // only in the input shapes at the end of theirs.
+  os << fmt("%8s %10s %12s %10s %7s  %s\n", "weight", "GFLOP", "best ms", "GFLOP/s", "trials", "task");
   double total = 0;
   size_t measured = 0;
   for (const auto& s : summary()) {
     bool ok = std::isfinite(s.best_cost) && s.best_cost > 0;
     if (ok)
-      os << fmt("%-48s %8.2f %10.3f %12.4f %10.2f %7d\n", s.description.substr(0, 48).c_str(), s.weight,
-                s.flops / 1e9, s.best_cost * 1e3, s.flops / s.best_cost / 1e9, s.trials);
+      os << fmt("%8.2f %10.3f %12.4f %10.2f %7d  %s\n", s.weight, s.flops / 1e9, s.best_cost * 1e3,
+                s.flops / s.best_cost / 1e9, s.trials, s.description.c_str());
     else
-      os << fmt("%-48s %8.2f %10.3f %12s %10s %7d\n", s.description.substr(0, 48).c_str(), s.weight, s.flops / 1e9,
-                "-", "-", s.trials);
+      os << fmt("%8.2f %10.3f %12s %10s %7d  %s\n", s.weight, s.flops / 1e9, "-", "-", s.trials,
+                s.description.c_str());
     if (ok) total += s.weight * s.best_cost;
     measured += ok ? 1 : 0;
   }

@@ -442,6 +442,15 @@ TEST(Tuner, FindsACorrectProgramAndReportsIt) {
   EXPECT_NE(t.summary_table().find("matmul"), std::string::npos);
 }
 
+TEST(Tuner, TheSummaryTableNamesEveryTaskInFull) {
+  auto conv = std::make_shared<const Task>(
+      Task::make("conv2d", nlohmann::json::object(), Target::parse("cpu -threads=1"), {"kernel"}));
+  ASSERT_GT(conv->description().size(), 60u);
+  Tuner t({{conv, 1.0}}, tiny_options(temp_log("names.jsonl"), 8), make_cost_model("random"));
+  const std::string table = t.summary_table();
+  EXPECT_NE(table.find(conv->description()), std::string::npos) << table;
+}
+
 // A conv and a dilated conv of one shape have the same stages and loop
 // extents: the first round of the second measures the best two programs
 // of the first (those that replay), in their rank order, first.
