@@ -16,15 +16,11 @@ namespace {
 
 using Result = loom::testing::CliResult;
 using loom::testing::run_loom;
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string p = loom::testing::scratch_path(name);
-  std::ofstream(p) << text;
-  return p;
-}
+using loom::testing::scratch_path;
+using loom::testing::write_scratch_file;
 
 void expect_usage_error(const std::string& file_text, const std::string& needle) {
-  std::string f = write_file("case.json", file_text);
+  std::string f = write_scratch_file("case.json", file_text);
   Result r = run_loom("run " + f);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
@@ -71,7 +67,7 @@ TEST(LoomRun, BadTargetIsNamed) {
 }
 
 TEST(LoomFlags, BadIntegerFlagValueIsNamedForEveryVerb) {
-  std::string f = write_file("flags.json", R"({"workload": "matmul", "params": {"M": 8, "N": 8, "K": 8}})");
+  std::string f = write_scratch_file("flags.json", R"({"workload": "matmul", "params": {"M": 8, "N": 8, "K": 8}})");
   for (std::string args : {"run " + f + " --repeat x", "sketches " + f + " --threads two",
                            "baseline " + f + " --threads 0", "sample " + f + " -n many",
                            "report " + f + " --min-repeat-ms soon"}) {
@@ -83,7 +79,7 @@ TEST(LoomFlags, BadIntegerFlagValueIsNamedForEveryVerb) {
 }
 
 TEST(LoomRun, CorrectScheduleReportsCorrect) {
-  std::string f = write_file("ok.json", R"({"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16},
+  std::string f = write_scratch_file("ok.json", R"({"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16},
     "steps": [["SP", 2, 1, 16, [8], 1], ["AN", 2, 2, "vectorize"]]})");
   Result r = run_loom("run " + f + " --repeat 1 --min-repeat-ms 1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -92,7 +88,7 @@ TEST(LoomRun, CorrectScheduleReportsCorrect) {
 }
 
 TEST(LoomRun, PrintAsmShowsTheKernelsMachineCode) {
-  std::string f = write_file("asm.json", R"({"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16},
+  std::string f = write_scratch_file("asm.json", R"({"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16},
     "steps": [["SP", 2, 1, 16, [16], 1], ["AN", 2, 2, "vectorize"]]})");
   Result r = run_loom("run " + f + " --print-asm --repeat 1 --min-repeat-ms 1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -105,13 +101,13 @@ TEST(LoomRun, PrintAsmShowsTheKernelsMachineCode) {
 TEST(LoomTune, PretrainedModelOfAnotherKindOrMissingIsNamed) {
   const std::string src = std::getenv("LOOM_SOURCE_DIR") ? std::getenv("LOOM_SOURCE_DIR") : "";
   ASSERT_FALSE(src.empty());
-  const std::string log = loom::testing::scratch_path("pretrained.jsonl");
+  const std::string log = scratch_path("pretrained.jsonl");
   for (const auto& [cost_model, needle] :
        {std::pair<std::string, std::string>{R"({"kind": "xgb", "pretrained": ")" + src +
                                                 R"(/experiments/models/suite_mlp.model"})",
                                             "cost_model.kind is 'xgb' but cost_model.pretrained"},
         {R"({"kind": "mlp", "pretrained": "/nonexistent/m.model"})", "cannot read cost model file"}}) {
-    std::string cfg = write_file("pretrained.json", R"({"tasks": [{"workload": "matmul"}], "cost_model": )" +
+    std::string cfg = write_scratch_file("pretrained.json", R"({"tasks": [{"workload": "matmul"}], "cost_model": )" +
                                                         cost_model + R"(, "outputs": {"log": ")" + log + R"("}})");
     Result r = run_loom("tune " + cfg);  // the settings echo (stdout) and one error line (stderr)
     EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -128,8 +124,8 @@ TEST(LoomTune, PretrainedModelOfAnotherKindOrMissingIsNamed) {
 // computed, nothing measured) with one line naming the tensor, its size and
 // the limit.
 TEST(LoomTune, TaskThatCannotFitInMemoryIsNamedAtOnce) {
-  const std::string log = loom::testing::scratch_path("huge.jsonl");
-  std::string cfg = write_file("huge.json", R"({"tasks": [{"workload": "matmul",
+  const std::string log = scratch_path("huge.jsonl");
+  std::string cfg = write_scratch_file("huge.json", R"({"tasks": [{"workload": "matmul",
       "params": {"M": 1000000, "N": 1000000, "K": 1000000}}], "outputs": {"log": ")" + log + R"("}})");
   Result r = run_loom("tune " + cfg);
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -145,7 +141,7 @@ TEST(LoomTune, TaskThatCannotFitInMemoryIsNamedAtOnce) {
 // Verbs that compute the reference in-process refuse such a task when they
 // read it, before allocating anything.
 TEST(LoomSample, TaskThatCannotFitInMemoryIsRefusedBeforeTheReference) {
-  std::string f = write_file("huge_sample.json", R"({"workload": "matmul", "params": {"M": 1000000, "N": 1000000, "K": 1000000}})");
+  std::string f = write_scratch_file("huge_sample.json", R"({"workload": "matmul", "params": {"M": 1000000, "N": 1000000, "K": 1000000}})");
   Result r = run_loom("sample " + f + " -n 1 --no-ir");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("tensor A [1000000x1000000] is 3.6 TiB"), std::string::npos) << r.output;
@@ -156,7 +152,7 @@ TEST(LoomSample, TaskThatCannotFitInMemoryIsRefusedBeforeTheReference) {
 // --task samples one task of an experiment config (scripts/property_run.sh);
 // --quiet prints the programs that fail and the summary line, nothing else.
 TEST(LoomSample, QuietSamplesTheChosenTaskOfAConfig) {
-  std::string f = write_file("sample_config.json", R"({"tasks": [{"workload": "matmul", "params": {"M": 5, "N": 7, "K": 3}},
+  std::string f = write_scratch_file("sample_config.json", R"({"tasks": [{"workload": "matmul", "params": {"M": 5, "N": 7, "K": 3}},
     {"workload": "softmax", "params": {"M": 3, "N": 7}}]})");
   Result r = run_loom("sample " + f + " --task 1 -n 3 --threads 2 --quiet");
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -174,8 +170,8 @@ TEST(LoomRun, ATensorWhoseElementCountOverflowsIsNamed) {
 }
 
 TEST(LoomCostmodel, PredictionsListEveryHeldOutProgramWithLabelAndScore) {
-  std::string log = loom::testing::scratch_path("pred.jsonl"), csv = write_file("pred.csv", ""),
-              model = write_file("pred.model", "");
+  std::string log = scratch_path("pred.jsonl"), csv = write_scratch_file("pred.csv", ""),
+              model = write_scratch_file("pred.model", "");
   Result c = run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 12 --log " + log +
                       " --seed 1");
   ASSERT_EQ(c.exit_code, 0) << c.output;
@@ -198,15 +194,15 @@ TEST(LoomCostmodel, PredictionsListEveryHeldOutProgramWithLabelAndScore) {
 // A pretrained model trained on programs timed elsewhere is used, with a
 // one-line warning naming both machines; on a machine of its kind, silently.
 TEST(LoomTune, APretrainedModelFromAnotherKindOfMachineIsWarnedAbout) {
-  std::string log = loom::testing::scratch_path("elsewhere.jsonl"), model = write_file("elsewhere.model", ""),
-              tune_log = loom::testing::scratch_path("elsewhere_tune.jsonl");
+  std::string log = scratch_path("elsewhere.jsonl"), model = write_scratch_file("elsewhere.model", ""),
+              tune_log = scratch_path("elsewhere_tune.jsonl");
   setenv("LOOM_TEST_MACHINE_CPU", "Elsewhere CPU", 1);
   Result c = run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 6 --log " + log);
   Result t = run_loom("costmodel train " + log + " --model random --out " + model);
   unsetenv("LOOM_TEST_MACHINE_CPU");
   ASSERT_EQ(c.exit_code, 0) << c.output;
   ASSERT_EQ(t.exit_code, 0) << t.output;
-  std::string cfg = write_file("elsewhere.json", R"({"tasks": [{"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16}}],
+  std::string cfg = write_scratch_file("elsewhere.json", R"({"tasks": [{"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16}}],
       "search": {"num_trials": 2}, "cost_model": {"kind": "random", "pretrained": ")" + model +
                                                      R"("}, "outputs": {"log": ")" + tune_log + R"("}})");
   Result here = run_loom("tune " + cfg);
@@ -225,8 +221,8 @@ TEST(LoomTune, APretrainedModelFromAnotherKindOfMachineIsWarnedAbout) {
 
 // `loom costmodel transfer`: each task shape held out once, a table row each.
 TEST(LoomCostmodel, TransferHoldsOutEachTaskShapeOnce) {
-  std::string a = loom::testing::scratch_path("transfer_a.jsonl"), b = loom::testing::scratch_path("transfer_b.jsonl"),
-              table = write_file("transfer.md", "");
+  std::string a = scratch_path("transfer_a.jsonl"), b = scratch_path("transfer_b.jsonl"),
+              table = write_scratch_file("transfer.md", "");
   ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 6 --log " + a).exit_code, 0);
   ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":8,\"N\":32,\"K\":16}' --n 6 --log " + b).exit_code, 0);
   Result r = run_loom("costmodel transfer " + a + " " + b + " --model random --table " + table);

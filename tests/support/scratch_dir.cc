@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 
 namespace loom::testing {
 
@@ -40,6 +41,12 @@ std::string scratch_path(const std::string& name) {
   std::error_code ec;
   fs::remove(p, ec);
   return p.string();
+}
+
+std::string write_scratch_file(const std::string& name, const std::string& bytes) {
+  const std::string p = scratch_path(name);
+  std::ofstream(p, std::ios::binary) << bytes;
+  return p;
 }
 
 }  // namespace loom::testing

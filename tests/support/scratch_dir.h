@@ -12,5 +12,7 @@ namespace loom::testing {
 const std::filesystem::path& scratch_dir();
 // scratch_dir() / name, with no file of that name there yet.
 std::string scratch_path(const std::string& name);
+// scratch_dir() / name holding exactly `bytes`; returns the path.
+std::string write_scratch_file(const std::string& name, const std::string& bytes);
 
 }  // namespace loom::testing

@@ -4,10 +4,7 @@
 // fuzzer reaches the code that trusts what the parser accepted.
 #include "tests/fuzz/targets/fuzz_targets.h"
 
-
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "costmodel/cost_model.h"
 #include "experiments/config.h"
@@ -26,14 +23,9 @@
 namespace loom::fuzz {
 namespace {
 
-namespace fs = std::filesystem;
-
+// Some parsers read a file: the bytes go to the process's scratch folder.
 std::string write_scratch(const std::string& name, const uint8_t* data, size_t size) {
-  // A folder of this process (removed at exit): some parsers read a file.
-  const fs::path p = loom::testing::scratch_dir() / name;
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  return p.string();
+  return loom::testing::write_scratch_file(name, std::string(reinterpret_cast<const char*>(data), size));
 }
 
 // Replays steps on a task's DAG and lowers the program, as `loom run` does
