@@ -44,11 +44,12 @@ nlohmann::json TransferReport::to_json() const {
   return j;
 }
 
-TransferReport evaluate_transfer(const std::vector<TrainingRecord>& records, const TransferOptions& o,
-                                 const std::function<void(const std::string&)>& progress) {
+TransferReport evaluate_transfer(const std::vector<TrainingRecord>& ranked, const TransferOptions& o,
+                                 const std::function<void(const std::string&)>& progress,
+                                 const std::vector<TrainingRecord>& train_only) {
   // The units, in a seeded order, dealt round-robin to the folds.
   std::vector<std::string> units;
-  for (const auto& r : records) units.push_back(unit_of(r, o.unit));
+  for (const auto& r : ranked) units.push_back(unit_of(r, o.unit));
   std::sort(units.begin(), units.end());
   units.erase(std::unique(units.begin(), units.end()), units.end());
   const char* what = o.unit == TransferUnit::kTask ? "task shape" : "machine kind";
@@ -62,6 +63,12 @@ TransferReport evaluate_transfer(const std::vector<TrainingRecord>& records, con
   for (size_t i = 0; i < units.size(); ++i) fold_of_unit[units[i]] = static_cast<int>(i % static_cast<size_t>(folds));
   make_cost_model(o.model, o.settings);  // bad settings fail before the features are extracted
 
+  // The ranked records first, then the train-only ones; fold -1: a unit
+  // that is never held out (only train-only records name it).
+  std::vector<TrainingRecord> records = ranked;
+  records.insert(records.end(), train_only.begin(), train_only.end());
+  const size_t num_ranked = ranked.size();
+
   // Features once; labels per ranking group over all records (a group lies
   // wholly in one fold, so its labels are those a model trained on it saw).
   FeatureDataset d = make_feature_dataset(records, o.features);
@@ -70,7 +77,10 @@ TransferReport evaluate_transfer(const std::vector<TrainingRecord>& records, con
   for (auto& y : eval_labels)
     if (!(y > 0)) y = -1;  // failed or unlowerable: not ranked
   std::vector<int> fold(records.size());
-  for (size_t i = 0; i < records.size(); ++i) fold[i] = fold_of_unit.at(unit_of(records[i], o.unit));
+  for (size_t i = 0; i < records.size(); ++i) {
+    auto it = fold_of_unit.find(unit_of(records[i], o.unit));
+    fold[i] = it == fold_of_unit.end() ? -1 : it->second;
+  }
 
   TransferReport rep;
   rep.folds = folds;
@@ -85,6 +95,7 @@ TransferReport evaluate_transfer(const std::vector<TrainingRecord>& records, con
     std::vector<size_t> test_idx;
     for (size_t i = 0; i < records.size(); ++i) {
       if (fold[i] == f) {
+        if (i >= num_ranked) continue;  // train-only: its task is held out, so it does not train
         test_x.push_back(d.programs[i]);
         test_idx.push_back(i);
       } else {

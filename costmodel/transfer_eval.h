@@ -12,6 +12,13 @@
 // Metrics are those of metrics.h, within each ranking group (a task on one
 // machine), over the programs with a valid measurement; failed ones train as
 // the slowest (label 0), as in online training.
+//
+// `train_only` records train every fold that does not hold out their unit
+// and are never ranked: e.g. the random programs of every task while the
+// search-chosen ones are ranked. A model shipped for unseen tasks is trained
+// on all the programs of its tasks, so the ranking of a held-out task's
+// search-chosen programs is measured the same way (a held-out task's own
+// train-only records never train its fold).
 #pragma once
 
 #include <functional>
@@ -52,9 +59,11 @@ struct TransferReport {
   nlohmann::json to_json() const;
 };
 
-// Throws LoomError when there are fewer than two units (nothing to hold out
-// against) or the model settings are bad. `progress` gets one line per fold.
+// Throws LoomError when the ranked records hold fewer than two units
+// (nothing to hold out against) or the model settings are bad. `progress`
+// gets one line per fold.
 TransferReport evaluate_transfer(const std::vector<TrainingRecord>& records, const TransferOptions& options,
-                                 const std::function<void(const std::string&)>& progress = {});
+                                 const std::function<void(const std::string&)>& progress = {},
+                                 const std::vector<TrainingRecord>& train_only = {});
 
 }  // namespace loom

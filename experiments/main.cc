@@ -40,6 +40,7 @@ const Verb kVerbs[] = {
      "             [--cost min|median] [--json] [--predictions CSV]\n"
      "             loom costmodel transfer LOG... [--model mlp|xgb|random] [--settings JSON|@FILE] [--by task|machine]\n"
      "             [--folds K] [--seed N] [--threads N] [--k K] [--cost min|median] [--json] [--table FILE]\n"
+     "             [--train-only LOG...]\n"
      "             loom costmodel collect WORKLOAD [--params JSON] [--constants NAME,...] [--target STR] --n N --log FILE\n"
      "             [--seed S] [--batch B]",
      "train a cost model on record logs; rank held-out records with a saved model; rank unseen tasks or machines\n"

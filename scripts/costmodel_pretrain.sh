@@ -20,9 +20,10 @@
 #      TRAIN_S) into OUT/pretrained.model (its header lists the machines its
 #      programs were timed on), and reports how well models rank programs of
 #      tasks they never saw: `loom costmodel transfer`, each task shape held
-#      out once (FOLDS folds), on the random and on the search-chosen
-#      programs, into OUT/transfer_{random,search}.md, and on held-out
-#      records of seen tasks (OUT/seen.txt).
+#      out once (FOLDS folds), ranking its random and its search-chosen
+#      programs (each fold's model trains on all programs of the other
+#      tasks, as the shipped model does), into OUT/transfer_{random,search}.md,
+#      and on held-out records of seen tasks (OUT/seen.txt).
 #
 # Usage: scripts/costmodel_pretrain.sh [CONFIG...]
 #   Default configs: experiments/configs/suite.json and shape_sweep.json
@@ -129,12 +130,14 @@ echo "== seen tasks: held-out records (20%)"
   --out "$OUT/seen.model" --split record --test-fraction 0.2 > "$OUT/seen.txt"
 grep -A1 'held-out records' "$OUT/seen.txt" | tail -1
 fold_settings="{\"max_train_seconds\":$(( TRAIN_S / FOLDS > 60 ? TRAIN_S / FOLDS : 60 ))}"
+also_search=()
+[ ${#search_logs[@]} -gt 0 ] && also_search=(--train-only "${search_logs[@]}")
 echo "== unseen tasks, random programs: $FOLDS folds"
-"$LOOM" costmodel transfer "${random_logs[@]}" --model "$MODEL" --settings "$fold_settings" --folds "$FOLDS" \
-  --table "$OUT/transfer_random.md" | grep -E '^(overall|  per task)'
+"$LOOM" costmodel transfer "${random_logs[@]}" "${also_search[@]}" --model "$MODEL" --settings "$fold_settings" \
+  --folds "$FOLDS" --table "$OUT/transfer_random.md" | grep -E '^(overall|  per task)'
 if [ ${#search_logs[@]} -gt 0 ]; then
   echo "== unseen tasks, search-chosen programs: $FOLDS folds"
-  "$LOOM" costmodel transfer "${search_logs[@]}" --model "$MODEL" --settings "$fold_settings" --folds "$FOLDS" \
-    --table "$OUT/transfer_search.md" | grep -E '^(overall|  per task)'
+  "$LOOM" costmodel transfer "${search_logs[@]}" --train-only "${random_logs[@]}" --model "$MODEL" \
+    --settings "$fold_settings" --folds "$FOLDS" --table "$OUT/transfer_search.md" | grep -E '^(overall|  per task)'
 fi
 echo "model: $OUT/pretrained.model"

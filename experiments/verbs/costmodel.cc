@@ -14,11 +14,12 @@
 //
 //   loom costmodel transfer LOG... [--model mlp|xgb|random] [--settings JSON|@FILE]
 //        [--by task|machine] [--folds K] [--seed N] [--threads N] [--k K]
-//        [--cost min|median] [--json] [--table FILE]
+//        [--cost min|median] [--json] [--table FILE] [--train-only LOG...]
 //     Grouped cross-validation (costmodel/transfer_eval.h): each task shape
 //     (or machine kind) is held out once and ranked by a model trained on the
 //     others; --folds 0 (the default) holds out one at a time. --table writes
-//     the per-task results as a Markdown table.
+//     the per-task results as a Markdown table. The logs after --train-only
+//     train the folds that do not hold out their task and are never ranked.
 //
 //   loom costmodel collect WORKLOAD ... (costmodel_collect.cc): measure random
 //     schedules into a log.
@@ -49,6 +50,8 @@ namespace {
 
 struct Options {
   std::vector<std::string> positional;
+  std::vector<std::string> train_only;  // transfer: the logs after --train-only
+  bool reading_train_only = false;
   std::string model = "mlp", out, split = "none", predictions, table, by = "task";
   int folds = 0;
   nlohmann::json settings = nlohmann::json::object();
@@ -109,6 +112,7 @@ Options parse(const Args& a, bool train, bool transfer = false) {
     else if (f == "--json") o.json = true;
     else if (!transfer && f == "--predictions") o.predictions = value(a, i);
     else if (transfer && f == "--table") o.table = value(a, i);
+    else if (transfer && f == "--train-only") o.reading_train_only = true;
     else if (transfer && f == "--folds") o.folds = static_cast<int>(number(f, value(a, i), 0, 1e6));
     else if (transfer && f == "--by") {
       o.by = value(a, i);
@@ -121,8 +125,9 @@ Options parse(const Args& a, bool train, bool transfer = false) {
       else throw LoomError("--cost: expected min or median, got '" + v + "'");
     }
     else if (!f.empty() && f[0] == '-') throw LoomError("unknown option " + f);
-    else o.positional.push_back(f);
+    else (o.reading_train_only ? o.train_only : o.positional).push_back(f);
   }
+  if (o.reading_train_only && o.train_only.empty()) throw LoomError("--train-only needs at least one LOG after it");
   return o;
 }
 
@@ -249,7 +254,7 @@ int eval(const Args& args) {
 
 int transfer(const Args& args) {
   Options o = parse(args, true, true);
-  if (o.positional.empty()) throw LoomError("usage: loom costmodel transfer LOG... [--model mlp|xgb|random] [--by task|machine] [--folds K]");
+  if (o.positional.empty()) throw LoomError("usage: loom costmodel transfer LOG... [--model mlp|xgb|random] [--by task|machine] [--folds K] [--train-only LOG...]");
   TransferOptions t;
   t.model = o.model;
   t.settings = o.settings;
@@ -263,11 +268,16 @@ int transfer(const Args& args) {
               o.folds ? std::to_string(o.folds).c_str() : "one per unit", static_cast<unsigned long long>(o.seed), o.k,
               o.cost == CostStatistic::kMin ? "min" : "median");
   auto records = load(o.positional, o.cost);
+  std::vector<TrainingRecord> train_only;
+  if (!o.train_only.empty()) {
+    std::printf("train only, never ranked: ");
+    train_only = load(o.train_only, o.cost);
+  }
   std::fflush(stdout);
   TransferReport rep = evaluate_transfer(records, t, [](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
-  });
+  }, train_only);
   std::printf("\nheld-out %ss, per task:\n", o.by.c_str());
   for (const auto& h : rep.groups)
     std::printf("  fold %3d  pairwise %.3f  top1 %.0f  top%d %.2f  spearman %6.3f  (%zu programs)  %s\n", h.fold + 1,

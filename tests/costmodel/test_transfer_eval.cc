@@ -63,6 +63,25 @@ TEST(TransferEval, EveryTaskShapeIsHeldOutOnceAndTheSharedRuleCarriesOver) {
   EXPECT_LE(rep.min_pairwise, rep.mean_pairwise);
 }
 
+TEST(TransferEval, TrainOnlyRecordsTrainTheOtherTasksFoldsAndAreNeverRanked) {
+  std::vector<TrainingRecord> ranked, train_only;
+  append(&ranked, matmul_records(64, 64, 64, "cpu -threads=1", 30, 1));
+  append(&ranked, matmul_records(32, 128, 64, "cpu -threads=1", 30, 2));
+  append(&train_only, matmul_records(64, 64, 64, "cpu -threads=1", 20, 3));
+  append(&train_only, matmul_records(32, 128, 64, "cpu -threads=1", 20, 4));
+  append(&train_only, matmul_records(128, 32, 32, "cpu -threads=1", 25, 5));  // a task only trained on
+  std::vector<std::string> lines;
+  TransferReport rep =
+      evaluate_transfer(ranked, xgb_options(), [&](const std::string& l) { lines.push_back(l); }, train_only);
+  EXPECT_EQ(rep.units, 2) << "only ranked tasks are held out";
+  ASSERT_EQ(rep.groups.size(), 2u);
+  EXPECT_EQ(rep.overall.num_programs, ranked.size());
+  ASSERT_EQ(lines.size(), 2u);
+  // Each fold: the other task's 30 ranked and 20 train-only programs and the
+  // third task's 25; the held-out task's own 20 train-only programs do not train.
+  for (const auto& l : lines) EXPECT_NE(l.find("trained on 75,"), std::string::npos) << l;
+}
+
 TEST(TransferEval, FoldsGroupSeveralUnits) {
   std::vector<TrainingRecord> records;
   for (int i = 0; i < 4; ++i) append(&records, matmul_records(16 << (i % 2), 32, 16 << (i / 2), "cpu -threads=1", 20, i));

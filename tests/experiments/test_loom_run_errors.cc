@@ -240,4 +240,25 @@ TEST(LoomCostmodel, TransferHoldsOutEachTaskShapeOnce) {
   EXPECT_NE(out.output.find("unknown option --out"), std::string::npos) << out.output;
 }
 
+// `--train-only LOG...`: those logs train the other tasks' folds and are
+// never ranked; the flag with no log after it is an error.
+TEST(LoomCostmodel, TransferRanksOnlyTheLogsBeforeTrainOnly) {
+  std::string a = scratch_path("ranked_a.jsonl"), b = scratch_path("ranked_b.jsonl"),
+              extra = scratch_path("train_only.jsonl");
+  ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 6 --log " + a).exit_code, 0);
+  ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":8,\"N\":32,\"K\":16}' --n 6 --log " + b).exit_code, 0);
+  ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":32,\"N\":8,\"K\":16}' --n 6 --log " + extra).exit_code,
+            0);
+  Result r = run_loom("costmodel transfer " + a + " " + b + " --model random --train-only " + extra);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("train only, never ranked: records: 6 from 1 log(s)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("overall (2 folds over 2 tasks)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("trained on 12,"), std::string::npos) << "the other ranked task and the train-only one\n"
+                                                                 << r.output;
+  EXPECT_EQ(r.output.find("M=32 N=8"), std::string::npos) << "a train-only task is never ranked\n" << r.output;
+  Result empty = run_loom("costmodel transfer " + a + " " + b + " --model random --train-only");
+  EXPECT_EQ(empty.exit_code, 2) << empty.output;
+  EXPECT_NE(empty.output.find("--train-only needs at least one LOG after it"), std::string::npos) << empty.output;
+}
+
 }  // namespace
