@@ -95,7 +95,7 @@ TransferReport evaluate_transfer(const std::vector<TrainingRecord>& ranked, cons
     std::vector<size_t> test_idx;
     for (size_t i = 0; i < records.size(); ++i) {
       if (fold[i] == f) {
-        if (i >= num_ranked) continue;  // train-only: its task is held out, so it does not train
+        if (i >= num_ranked) continue;  // train-only, of the held-out unit: it must not train
         test_x.push_back(d.programs[i]);
         test_idx.push_back(i);
       } else {
