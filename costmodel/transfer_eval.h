@@ -62,7 +62,7 @@ struct TransferReport {
 // Throws LoomError when the ranked records hold fewer than two units
 // (nothing to hold out against) or the model settings are bad. `progress`
 // gets one line per fold.
-TransferReport evaluate_transfer(const std::vector<TrainingRecord>& records, const TransferOptions& options,
+TransferReport evaluate_transfer(const std::vector<TrainingRecord>& ranked, const TransferOptions& options,
                                  const std::function<void(const std::string&)>& progress = {},
                                  const std::vector<TrainingRecord>& train_only = {});
 

@@ -165,10 +165,16 @@ std::optional<EquivalentWorkload> equivalent_workload(const nlohmann::json& s) {
   return w;
 }
 
-std::string subgraph_summary(const nlohmann::json& s) {
+std::string subgraph_ops(const nlohmann::json& s) {
   std::string ops;
+  if (!s.is_object()) return ops;
   for (const auto& n : s.value("nodes", nlohmann::json::array()))
     ops += (ops.empty() ? "" : "+") + n.value("op", std::string("?"));
+  return ops;
+}
+
+std::string subgraph_summary(const nlohmann::json& s) {
+  const std::string ops = subgraph_ops(s);
   try {
     Graph g = subgraph_graph(s);
     return ops + " " + shape_string(g.shape(g.outputs[0]));

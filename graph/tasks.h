@@ -34,6 +34,8 @@ nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vect
 // Throws LoomError naming the bad part ("subgraph.inputs[0].shape: expected
 // integers", "node 'subgraph.nodes[1]' (foo): unknown op ...").
 ComputeDAG subgraph_dag(const nlohmann::json& subgraph);
+// "conv2d+add+relu" (the ops, without building the graph).
+std::string subgraph_ops(const nlohmann::json& subgraph);
 // "conv2d+add+relu 1x64x56x56" (the ops and the output shape).
 std::string subgraph_summary(const nlohmann::json& subgraph);
 // "1x64x56x56, 64x64x3x3*, 64*" (its inputs' shapes, * marking constants).

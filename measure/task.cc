@@ -179,8 +179,7 @@ std::string Task::key() const { return to_json().dump(); }
 
 std::string Task::similarity_group() const {
   if (workload != kSubgraphWorkload) return workload;
-  const std::string summary = graph::subgraph_summary(params);  // "OPS SHAPE"
-  return std::string(kSubgraphWorkload) + " " + summary.substr(0, summary.find(' '));
+  return std::string(kSubgraphWorkload) + " " + graph::subgraph_ops(params);
 }
 
 std::string Task::description() const {

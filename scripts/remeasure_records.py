@@ -190,7 +190,8 @@ def main():
 
 def describe(task):
     """A task's workload and parameters, short; a network's subgraph by its
-    ops and input shapes (* constant), as `loom` names it."""
+    ops and input shapes (* constant), as `loom` names it but for the output
+    shape, which needs the graph's shape inference."""
     params = task.get("params") or {}
     threads = (task.get("target") or "").split("-threads=")
     if task.get("workload") == "subgraph":

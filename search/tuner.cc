@@ -292,15 +292,12 @@ void Tuner::run() {
   auto t0 = Clock::now();
   double before = elapsed_s_;
   const int trials_before = trials_;
-  // A subgraph's group comes from its graph: built once, not every round.
-  std::vector<std::string> groups;
-  for (const auto& t : tasks_) groups.push_back(t.task->similarity_group());
   while (trials_ < opts_.search.num_trials && !stop_requested()) {
     std::vector<TaskProgress> progress;
     for (size_t i = 0; i < policies_.size(); ++i) {
       const SearchPolicy& p = *policies_[i];
       TaskProgress tp;
-      tp.group = groups[i];
+      tp.group = tasks_[i].task->similarity_group();
       tp.weight = tasks_[i].weight;
       tp.flops = p.task().dag->flop_count();
       tp.best_cost = p.best_cost();

@@ -51,7 +51,6 @@ namespace {
 struct Options {
   std::vector<std::string> positional;
   std::vector<std::string> train_only;  // transfer: the logs after --train-only
-  bool reading_train_only = false;
   std::string model = "mlp", out, split = "none", predictions, table, by = "task";
   int folds = 0;
   nlohmann::json settings = nlohmann::json::object();
@@ -84,6 +83,7 @@ double number(const std::string& flag, const std::string& v, double lo, double h
 // transfer: also the fold options.
 Options parse(const Args& a, bool train, bool transfer = false) {
   Options o;
+  bool after_train_only = false;  // positional logs from here on train only
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string& f = a[i];
     if (transfer && f == "--out") throw LoomError("unknown option --out (transfer trains one model per fold and keeps none)");
@@ -112,7 +112,7 @@ Options parse(const Args& a, bool train, bool transfer = false) {
     else if (f == "--json") o.json = true;
     else if (!transfer && f == "--predictions") o.predictions = value(a, i);
     else if (transfer && f == "--table") o.table = value(a, i);
-    else if (transfer && f == "--train-only") o.reading_train_only = true;
+    else if (transfer && f == "--train-only") after_train_only = true;
     else if (transfer && f == "--folds") o.folds = static_cast<int>(number(f, value(a, i), 0, 1e6));
     else if (transfer && f == "--by") {
       o.by = value(a, i);
@@ -125,9 +125,9 @@ Options parse(const Args& a, bool train, bool transfer = false) {
       else throw LoomError("--cost: expected min or median, got '" + v + "'");
     }
     else if (!f.empty() && f[0] == '-') throw LoomError("unknown option " + f);
-    else (o.reading_train_only ? o.train_only : o.positional).push_back(f);
+    else (after_train_only ? o.train_only : o.positional).push_back(f);
   }
-  if (o.reading_train_only && o.train_only.empty()) throw LoomError("--train-only needs at least one LOG after it");
+  if (after_train_only && o.train_only.empty()) throw LoomError("--train-only needs at least one LOG after it");
   return o;
 }
 
