@@ -16,6 +16,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/SubtargetFeature.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -92,6 +93,21 @@ JITState* create_state() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::InitializeNativeTargetAsmParser();
+  // LLVM 14's loop vectorizer groups strided accesses into interleaved wide
+  // loads and stores even across a store and a later load of the same
+  // element in one iteration: a tile of accumulators that several unrolled
+  // taps update per iteration then adds to values loaded before the earlier
+  // taps' stores, a wrong result (a depthwise conv whose 3 taps are split
+  // 2 + 1, its channel loop left to LLVM). Loom emits its own vector code
+  // where the schedule vectorizes; without the groups, LLVM vectorizes the
+  // other strided loops with gathers and scatters or leaves them scalar.
+  auto& options = llvm::cl::getRegisteredOptions();
+  auto interleaved = options.find("enable-interleaved-mem-accesses");
+  if (interleaved == options.end() ||
+      interleaved->second->addOccurrence(0, "enable-interleaved-mem-accesses", "false")) {
+    st->init_error = "cannot turn off the loop vectorizer's interleaved access groups";
+    return st;
+  }
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) {
     st->init_error = "cannot detect the host target: " + error_text(jtmb.takeError());

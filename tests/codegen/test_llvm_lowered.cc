@@ -2,6 +2,7 @@
 // registered workload (small instance) and an Ansor-like tiled matmul, checked
 // against the reference evaluator.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "codegen/llvm/llvm_jit.h"
 #include "ir/error.h"
@@ -108,6 +109,26 @@ TEST(LLVMLowered, TiledMatmulReadsAConstantBInTheBlockedLayoutOfItsLoops) {
   EXPECT_EQ(arg->layout->to_string(), "[B: d1/32, d0, d1%32]");
   EXPECT_EQ(check_with_llvm(s, 1), "") << to_string(f);
   EXPECT_EQ(check_with_llvm(s, 2), "") << to_string(f);
+}
+
+// A depthwise conv whose 3 x 3 taps are split 2 + 1 and unrolled, over 8
+// channels per tile in a loop that LLVM vectorizes itself: each accumulator
+// takes several taps' updates per iteration, each stored before the next
+// is loaded. LLVM 14's interleaved access groups loaded them all before the
+// first store (codegen/llvm/jit.cc turns the groups off).
+TEST(LLVMLowered, AccumulatorsUpdatedByUnrolledTapsInALoopLLVMVectorizes) {
+  auto dag = std::make_shared<ComputeDAG>(*testing::workload(
+      "depthwise_conv2d", R"({"N":1,"C":16,"H":7,"W":7,"R":3,"S":3,"stride":1,"pad":1,"dilation":1})"));
+  dag->mark_constant("kernel");
+  const State s = State::from_json(dag, nlohmann::json::parse(
+      R"([["CHR",2,"local",[3]],["LR",3],["CHW",4,"local"],["SP",4,0,1,[1,1,1],1],)"
+      R"(["SP",4,4,16,[2,8,1],1],["SP",4,8,7,[1,7,1],1],["SP",4,12,7,[1,1,1],1],)"
+      R"(["SP",4,16,3,[2],1],["SP",4,18,3,[2],1],)"
+      R"(["RE",4,[0,4,8,12,1,5,9,13,16,18,2,6,10,14,17,19,3,7,11,15]],["FSP",5,0,3,2],)"
+      R"(["FSP",5,3,4,2],["FSP",5,6,5,2],["FSP",5,9,6,2],["RE",5,[0,3,6,9,1,4,7,10,2,5,8,11]],)"
+      R"(["CA",4,5,7],["CA",1,5,3],["FU",5,[0,1,2,3]],["AN",5,0,"parallel"],)"
+      R"(["PR",4,0,"auto_unroll_max_step$64"],["AN",1,3,"vectorize"]])"));
+  EXPECT_EQ(check_with_llvm(s), "");
 }
 
 }  // namespace
