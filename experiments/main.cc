@@ -35,7 +35,7 @@ const Verb kVerbs[] = {
     {"costmodel",
      "loom costmodel train LOG... --model mlp|xgb|random --out FILE [--settings JSON|@FILE] [--split task|record|none]\n"
      "             [--test-fraction F] [--seed N] [--threads N] [--k K] [--cost min|median] [--json]\n"
-     "             [--predictions CSV]\n"
+     "             [--predictions CSV] [--train-only LOG...]\n"
      "             loom costmodel eval FILE LOG... [--split task|record|none] [--test-fraction F] [--seed N] [--k K]\n"
      "             [--cost min|median] [--json] [--predictions CSV]\n"
      "             loom costmodel transfer LOG... [--model mlp|xgb|random] [--settings JSON|@FILE] [--by task|machine]\n"

@@ -4,9 +4,13 @@
 //   loom costmodel train LOG... --model mlp|xgb|random --out FILE
 //        [--settings JSON|@FILE] [--split task|record|none] [--test-fraction F]
 //        [--seed N] [--threads N] [--k K] [--cost min|median] [--json]
-//        [--predictions CSV]
+//        [--predictions CSV] [--train-only LOG...]
 //     Trains on the records (the train side of the split) and, when the split
-//     leaves a test side, reports the ranking metrics on it.
+//     leaves a test side, reports the ranking metrics on it. The logs after
+//     --train-only only train: they never enter the split, so more data can
+//     be measured against the same held-out records; a train-only program
+//     that is also a held-out one (--split record), or of a held-out task
+//     (--split task), is left out.
 //   loom costmodel eval FILE LOG... [--split ...] [--test-fraction F] [--seed N]
 //        [--threads N] [--k K] [--cost min|median] [--json] [--predictions CSV]
 //     Ranking metrics of a saved model on the records (the test side of the
@@ -35,6 +39,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "costmodel/cost_model.h"
@@ -50,7 +55,7 @@ namespace {
 
 struct Options {
   std::vector<std::string> positional;
-  std::vector<std::string> train_only;  // transfer: the logs after --train-only
+  std::vector<std::string> train_only;  // train, transfer: the logs after --train-only
   std::string model = "mlp", out, split = "none", predictions, table, by = "task";
   int folds = 0;
   nlohmann::json settings = nlohmann::json::object();
@@ -112,7 +117,7 @@ Options parse(const Args& a, bool train, bool transfer = false) {
     else if (f == "--json") o.json = true;
     else if (!transfer && f == "--predictions") o.predictions = value(a, i);
     else if (transfer && f == "--table") o.table = value(a, i);
-    else if (transfer && f == "--train-only") after_train_only = true;
+    else if (train && f == "--train-only") after_train_only = true;
     else if (transfer && f == "--folds") o.folds = static_cast<int>(number(f, value(a, i), 0, 1e6));
     else if (transfer && f == "--by") {
       o.by = value(a, i);
@@ -223,6 +228,25 @@ int train(const Args& args) {
   }
   std::vector<TrainingRecord> train_set;
   for (size_t i : tr) train_set.push_back(records[i]);
+  if (!o.train_only.empty()) {
+    std::printf("train-only logs:\n");
+    std::set<std::string> held_out;  // programs (--split record) or tasks (--split task) the train-only ones must not be
+    for (size_t i : te)
+      held_out.insert(o.split == "task" ? records[i].task->key()
+                                        : ranking_group(records[i]) + "\n" + records[i].state.steps_json().dump());
+    size_t kept = 0, left_out = 0;
+    for (auto& r : load(o.train_only, o.cost)) {
+      std::string key = o.split == "task" ? r.task->key() : ranking_group(r) + "\n" + r.state.steps_json().dump();
+      if (held_out.count(key)) {
+        ++left_out;
+        continue;
+      }
+      train_set.push_back(std::move(r));
+      ++kept;
+    }
+    std::printf("train-only: %zu records train, %zu left out (%s)\n", kept, left_out,
+                o.split == "task" ? "of a held-out task" : "a held-out program");
+  }
   auto t0 = std::chrono::steady_clock::now();
   model->update(train_set);
   std::printf("trained in %.2f s (features + fit)\n",

@@ -240,6 +240,41 @@ TEST(LoomCostmodel, TransferHoldsOutEachTaskShapeOnce) {
   EXPECT_NE(out.output.find("unknown option --out"), std::string::npos) << out.output;
 }
 
+// `loom costmodel train --train-only LOG...`: those logs only train, so the
+// split and its held-out records stay those of the logs before the flag; a
+// train-only program that is held out (--split record), or of a held-out
+// task (--split task), does not train.
+TEST(LoomCostmodel, TrainOnlyLogsNeverReachTheHeldOutRecords) {
+  std::string a = scratch_path("held_a.jsonl"), b = scratch_path("held_b.jsonl"), both = scratch_path("held_ab.jsonl"),
+              model = scratch_path("held.model");
+  ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":16,\"N\":16,\"K\":16}' --n 10 --log " + a).exit_code,
+            0);
+  ASSERT_EQ(run_loom("costmodel collect matmul --params '{\"M\":8,\"N\":32,\"K\":16}' --n 6 --log " + b).exit_code, 0);
+  {
+    std::ofstream out(both);
+    for (const auto& path : {a, b}) out << std::ifstream(path).rdbuf();
+  }
+  const std::string train = "costmodel train " + a + " --model random --out " + model;
+  Result alone = run_loom(train + " --split record --test-fraction 0.2");
+  Result by_record = run_loom(train + " --split record --test-fraction 0.2 --train-only " + both);
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  ASSERT_EQ(by_record.exit_code, 0) << by_record.output;
+  EXPECT_NE(alone.output.find("train: 8 records over 1 tasks; test: 2 records over 1 tasks"), std::string::npos)
+      << alone.output;
+  EXPECT_NE(by_record.output.find("train: 8 records over 1 tasks; test: 2 records over 1 tasks"), std::string::npos)
+      << by_record.output;
+  EXPECT_NE(by_record.output.find("train-only: 14 records train, 2 left out (a held-out program)"), std::string::npos)
+      << "the other task's 6 and the 8 programs that train anyway\n" << by_record.output;
+  Result by_task = run_loom("costmodel train " + a + " " + b + " --model random --out " + model +
+                            " --split task --test-fraction 0.5 --train-only " + both);
+  ASSERT_EQ(by_task.exit_code, 0) << by_task.output;
+  const bool a_held_out = by_task.output.find("held-out task: matmul K=16 M=16 N=16") != std::string::npos;
+  EXPECT_NE(by_task.output.find(a_held_out ? "train-only: 6 records train, 10 left out (of a held-out task)"
+                                           : "train-only: 10 records train, 6 left out (of a held-out task)"),
+            std::string::npos)
+      << by_task.output;
+}
+
 // `--train-only LOG...`: those logs train the other tasks' folds and are
 // never ranked; the flag with no log after it is an error.
 TEST(LoomCostmodel, TransferRanksOnlyTheLogsBeforeTrainOnly) {
