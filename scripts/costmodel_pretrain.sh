@@ -31,8 +31,8 @@
 #   (`loom network tasks`: ResNet-50 28, MobileNet-V2 33, the BERT layer
 #   11), from models written into OUT/networks with random weights
 #   (scripts/make_models.py) and their task configs beside them.
-#   env: BUILD=build OUT=$BUILD/costmodel_pretrain N_RANDOM=64 ROUNDS=4
-#   SEARCH_TRIALS=128 BUDGET_S=7200 TRAIN_S=1500 FOLDS=10 MODEL=mlp
+#   env: BUILD=build OUT=$BUILD/costmodel_pretrain N_RANDOM=64 ROUNDS=8
+#   SEARCH_TRIALS=128 BUDGET_S=9000 TRAIN_S=1500 FOLDS=10 MODEL=mlp
 #   NETWORKS="resnet50 mobilenet_v2 bert_layer"; SEARCH_TRIALS=0 skips the
 #   searches, TRAIN_S=0 the training and the evaluation, NETWORKS= the
 #   networks.
@@ -42,9 +42,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/costmodel_pretrain}
 N_RANDOM=${N_RANDOM:-64}
-ROUNDS=${ROUNDS:-4}
+ROUNDS=${ROUNDS:-8}
 SEARCH_TRIALS=${SEARCH_TRIALS:-128}
-BUDGET_S=${BUDGET_S:-7200}
+BUDGET_S=${BUDGET_S:-9000}
 TRAIN_S=${TRAIN_S:-1500}
 FOLDS=${FOLDS:-10}
 MODEL=${MODEL:-mlp}
