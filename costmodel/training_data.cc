@@ -14,6 +14,10 @@
 
 namespace loom {
 
+std::string program_key(const std::string& ranking_group, const nlohmann::json& steps) {
+  return ranking_group + "\n" + steps.dump();
+}
+
 std::vector<TrainingRecord> read_training_records(const std::vector<std::string>& paths,
                                                   RecordLoadStats* stats, CostStatistic statistic) {
   RecordLoadStats st;
@@ -32,8 +36,7 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
       ++st.records;
       // The same program measured again (another log, a re-collection) on
       // the same kind of machine: one program whose cost pools all its timings.
-      auto [where, fresh] =
-          program_at.emplace(ranking_group(key, rec.result.machine) + "\n" + rec.steps.dump(), out.size());
+      auto [where, fresh] = program_at.emplace(program_key(ranking_group(key, rec.result.machine), rec.steps), out.size());
       if (!fresh) {
         ++st.merged;
         if (rec.result.ok()) timings[where->second].insert(timings[where->second].end(),

@@ -26,6 +26,11 @@ struct RecordLoadStats {
 
 enum class CostStatistic { kMin, kMedian };
 
+// What makes two records one program: their ranking group (task and kind
+// of machine) and their steps. Records with one key pool their timings.
+std::string program_key(const std::string& ranking_group, const nlohmann::json& steps);
+inline std::string program_key(const TrainingRecord& r) { return program_key(ranking_group(r), r.state.steps_json()); }
+
 // Throws LoomError when a file cannot be opened.
 std::vector<TrainingRecord> read_training_records(const std::vector<std::string>& paths,
                                                   RecordLoadStats* stats = nullptr,

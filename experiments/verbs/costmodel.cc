@@ -230,14 +230,14 @@ int train(const Args& args) {
   for (size_t i : tr) train_set.push_back(records[i]);
   if (!o.train_only.empty()) {
     std::printf("train-only logs:\n");
-    std::set<std::string> held_out;  // programs (--split record) or tasks (--split task) the train-only ones must not be
-    for (size_t i : te)
-      held_out.insert(o.split == "task" ? records[i].task->key()
-                                        : ranking_group(records[i]) + "\n" + records[i].state.steps_json().dump());
+    // What a train-only record must not share with a held-out one: its task
+    // (--split task) or its program (--split record).
+    auto key = [&](const TrainingRecord& r) { return o.split == "task" ? r.task->key() : program_key(r); };
+    std::set<std::string> held_out;
+    for (size_t i : te) held_out.insert(key(records[i]));
     size_t kept = 0, left_out = 0;
     for (auto& r : load(o.train_only, o.cost)) {
-      std::string key = o.split == "task" ? r.task->key() : ranking_group(r) + "\n" + r.state.steps_json().dump();
-      if (held_out.count(key)) {
+      if (held_out.count(key(r))) {
         ++left_out;
         continue;
       }
