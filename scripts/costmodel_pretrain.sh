@@ -30,12 +30,18 @@
 #   (46 task shapes), then the fused tasks of each network of NETWORKS
 #   (`loom network tasks`: ResNet-50 28, MobileNet-V2 33, the BERT layer
 #   11), from models written into OUT/networks with random weights
-#   (scripts/make_models.py) and their task configs beside them.
+#   (scripts/make_models.py) and their task configs beside them, then the
+#   BREADTH configs (experiments/configs/costmodel_shapes.json: 101 shapes
+#   of other networks), whose tasks get BREADTH_ROUNDS rounds of random
+#   programs and BREADTH_TRIALS search trials each: for ranking unseen
+#   tasks, more distinct tasks are worth more than more programs per task.
 #   env: BUILD=build OUT=$BUILD/costmodel_pretrain N_RANDOM=64 ROUNDS=8
-#   SEARCH_TRIALS=128 BUDGET_S=9000 TRAIN_S=1500 FOLDS=10 MODEL=mlp
-#   NETWORKS="resnet50 mobilenet_v2 bert_layer"; SEARCH_TRIALS=0 skips the
-#   searches, TRAIN_S=0 the training and the evaluation, NETWORKS= the
-#   networks.
+#   SEARCH_TRIALS=128 BREADTH_ROUNDS=2 BREADTH_TRIALS=64 BUDGET_S=11000
+#   TRAIN_S=1500 FOLDS=10 MODEL=mlp
+#   NETWORKS="resnet50 mobilenet_v2 bert_layer"
+#   BREADTH=experiments/configs/costmodel_shapes.json; SEARCH_TRIALS=0
+#   skips the searches, TRAIN_S=0 the training and the evaluation,
+#   NETWORKS= the networks, BREADTH= the breadth configs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,11 +50,14 @@ OUT=${OUT:-$BUILD/costmodel_pretrain}
 N_RANDOM=${N_RANDOM:-64}
 ROUNDS=${ROUNDS:-8}
 SEARCH_TRIALS=${SEARCH_TRIALS:-128}
-BUDGET_S=${BUDGET_S:-9000}
+BREADTH_ROUNDS=${BREADTH_ROUNDS:-2}
+BREADTH_TRIALS=${BREADTH_TRIALS:-64}
+BUDGET_S=${BUDGET_S:-11000}
 TRAIN_S=${TRAIN_S:-1500}
 FOLDS=${FOLDS:-10}
 MODEL=${MODEL:-mlp}
 NETWORKS=${NETWORKS-resnet50 mobilenet_v2 bert_layer}
+BREADTH=${BREADTH-experiments/configs/costmodel_shapes.json}
 LOOM=$BUILD/loom
 [ -x "$LOOM" ] || { echo "costmodel_pretrain: $LOOM not built" >&2; exit 2; }
 command -v jq > /dev/null || { echo "costmodel_pretrain: needs jq" >&2; exit 2; }
@@ -71,18 +80,27 @@ if [ ${#configs[@]} -eq 0 ]; then
       "$LOOM" network tasks "$OUT/networks/$net.onnx" --config "$OUT/networks/$net.json" | tail -1
     configs+=("$OUT/networks/$net.json")
   done
+  breadth=($BREADTH)
+  configs+=("${breadth[@]}")
 fi
+# Rounds of random programs and search trials per task of a config.
+is_breadth() { local b; for b in $BREADTH; do [ "$1" = "$b" ] && return 0; done; return 1; }
+rounds_of() { if is_breadth "$1"; then echo "$BREADTH_ROUNDS"; else echo "$ROUNDS"; fi; }
+trials_of() { if is_breadth "$1"; then echo "$BREADTH_TRIALS"; else echo "$SEARCH_TRIALS"; fi; }
 start=$(date +%s)
 over_budget() { [ $(( $(date +%s) - start )) -ge "$BUDGET_S" ]; }
 lines() { [ -f "$1" ] && grep -c . "$1" || echo 0; }
 
 # 1. Random programs.
-for ((round = 1; round <= ROUNDS; ++round)); do
+max_rounds=$ROUNDS
+[ -n "$BREADTH" ] && [ "$BREADTH_ROUNDS" -gt "$max_rounds" ] && max_rounds=$BREADTH_ROUNDS
+for ((round = 1; round <= max_rounds; ++round)); do
   t=0
   for cfg in "${configs[@]}"; do
     name=$(basename "$cfg" .json)
     target=$(jq -r '.target // "cpu -threads=1"' "$cfg")
     count=$(jq '.tasks | length' "$cfg")
+    if [ "$round" -gt "$(rounds_of "$cfg")" ]; then t=$((t + count)); continue; fi
     for ((i = 0; i < count; ++i, ++t)); do
       log="$OUT/random/$name.$i.$round.jsonl"
       [ "$(lines "$log")" -ge "$N_RANDOM" ] && continue
@@ -101,15 +119,17 @@ done
 # 2. Search-chosen programs.
 if [ "$SEARCH_TRIALS" -gt 0 ]; then
   for cfg in "${configs[@]}"; do
+    trials=$(trials_of "$cfg")
+    [ "$trials" -gt 0 ] || continue
     if over_budget; then echo "== budget of $BUDGET_S s spent: no search of $cfg"; break; fi
     name=$(basename "$cfg" .json)
     count=$(jq '.tasks | length' "$cfg")
     search_cfg="$OUT/search/$name.json"
     # Absolute task paths are not needed: tasks are inline. The log goes to OUT.
-    jq --arg log "$(realpath "$OUT")/search/$name.jsonl" --argjson trials $((SEARCH_TRIALS * count)) \
+    jq --arg log "$(realpath "$OUT")/search/$name.jsonl" --argjson trials $((trials * count)) \
       '.outputs = {"log": $log} | .search.num_trials = $trials | .search.task_scheduler = "round_robin"
        | .cost_model = {"kind": "mlp"}' "$cfg" > "$search_cfg"
-    echo "== search: $SEARCH_TRIALS trials per task of $cfg"
+    echo "== search: $trials trials per task of $cfg"
     "$LOOM" tune "$search_cfg" | grep -E '^(round|resumed|log)' | tail -3 || true
   done
 fi
