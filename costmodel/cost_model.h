@@ -40,6 +40,11 @@ struct TrainingRecord {
   State state;
   double cost_s = std::numeric_limits<double>::infinity();  // +inf: failed measurement
   MachineKind machine;  // where it was timed; unknown for records that do not say
+  // What makes records one program: their ranking group and their lowered
+  // loop nest (set by read_training_records; different steps can lower to
+  // the same code, e.g. tile sizes of a stage computed one element at a
+  // time). Empty when not known.
+  std::string program;
 };
 
 // The group a record's cost ranks in: its task on its machine (timings

@@ -1,13 +1,16 @@
 #include "costmodel/training_data.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "costmodel/metrics.h"
 #include "ir/error.h"
+#include "ir/lower.h"
 
 #include "measure/records.h"
 #include "measure/timing.h"
@@ -17,6 +20,60 @@ namespace loom {
 std::string program_key(const std::string& ranking_group, const nlohmann::json& steps) {
   return ranking_group + "\n" + steps.dump();
 }
+
+namespace {
+
+// Programs whose steps differ but lower to the same loop nest (the features
+// see the lowered code, as the machine does) are one program: their timings
+// pool into the first. A state that does not lower stays a program of its own.
+void pool_same_code(std::vector<TrainingRecord>* out, std::vector<std::vector<double>>* timings,
+                    RecordLoadStats* st) {
+  std::vector<std::string> code(out->size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < out->size();) {
+      try {
+        LowerOptions options;
+        options.full_tiles = false;  // as the features lower it
+        code[i] = to_string(lower((*out)[i].state, options));
+      } catch (const std::exception&) {
+        code[i].clear();
+      }
+    }
+  };
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+
+  std::map<std::string, size_t> first;  // ranking group + code -> position in the result
+  std::vector<TrainingRecord> kept;
+  std::vector<std::vector<double>> kept_timings;
+  for (size_t i = 0; i < out->size(); ++i) {
+    TrainingRecord& r = (*out)[i];
+    if (code[i].empty()) {
+      kept.push_back(std::move(r));
+      kept_timings.push_back(std::move((*timings)[i]));
+      continue;
+    }
+    std::string key = ranking_group(r) + "\n" + code[i];
+    auto [where, fresh] = first.emplace(key, kept.size());
+    if (!fresh) {
+      ++st->merged, ++st->same_code;
+      auto& t = kept_timings[where->second];
+      t.insert(t.end(), (*timings)[i].begin(), (*timings)[i].end());
+      continue;
+    }
+    r.program = std::move(key);
+    kept.push_back(std::move(r));
+    kept_timings.push_back(std::move((*timings)[i]));
+  }
+  *out = std::move(kept);
+  *timings = std::move(kept_timings);
+}
+
+}  // namespace
 
 std::vector<TrainingRecord> read_training_records(const std::vector<std::string>& paths,
                                                   RecordLoadStats* stats, CostStatistic statistic) {
@@ -62,6 +119,7 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
       if (rec.result.ok()) timings.back() = rec.result.costs_s;
     }
   }
+  pool_same_code(&out, &timings, &st);
   for (size_t i = 0; i < out.size(); ++i) {
     std::vector<double>& t = timings[i];
     if (t.empty()) {

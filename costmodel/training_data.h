@@ -5,10 +5,12 @@
 // kept with cost +inf (they train as "slowest" and are left out of ranking
 // metrics). Malformed or truncated lines, and records whose steps do not
 // replay, are skipped and counted. Records of the same program (same task,
-// same steps, same kind of machine — e.g. a re-collection with the same seed, or several logs) are
-// one training program whose cost is the statistic over all their timings:
-// repeats make labels less noisy, and a program never lands on both sides
-// of a held-out split.
+// same kind of machine, and the same steps or steps that lower to the same
+// loop nest — e.g. a re-collection with the same seed, several logs, or
+// tile sizes of a stage computed one element at a time) are one training
+// program whose cost is the statistic over all their timings: repeats make
+// labels less noisy, a program never lands on both sides of a held-out
+// split, and no pair of one program's timings is ranked.
 #pragma once
 
 #include <string>
@@ -20,16 +22,20 @@ namespace loom {
 
 struct RecordLoadStats {
   size_t lines = 0, records = 0, failed = 0, skipped = 0;
-  size_t merged = 0;  // records of a program already read (their timings pooled)
+  size_t merged = 0;       // records of a program already read (their timings pooled)
+  size_t same_code = 0;    // of those, with other steps that lower to the same loop nest
   std::string first_problem;  // "FILE:LINE: why" of the first skipped line
 };
 
 enum class CostStatistic { kMin, kMedian };
 
 // What makes two records one program: their ranking group (task and kind
-// of machine) and their steps. Records with one key pool their timings.
+// of machine) and their steps, or else their lowered loop nest (set by
+// read_training_records). Records with one key pool their timings.
 std::string program_key(const std::string& ranking_group, const nlohmann::json& steps);
-inline std::string program_key(const TrainingRecord& r) { return program_key(ranking_group(r), r.state.steps_json()); }
+inline std::string program_key(const TrainingRecord& r) {
+  return r.program.empty() ? program_key(ranking_group(r), r.state.steps_json()) : r.program;
+}
 
 // Throws LoomError when a file cannot be opened.
 std::vector<TrainingRecord> read_training_records(const std::vector<std::string>& paths,

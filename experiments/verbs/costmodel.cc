@@ -140,8 +140,9 @@ std::vector<TrainingRecord> load(const std::vector<std::string>& logs, CostStati
   RecordLoadStats st;
   auto records = read_training_records(logs, &st, cost);
   std::printf("records: %zu from %zu log(s): %zu programs (%zu records were repeats of a program, their "
-              "timings pooled; %zu programs without a valid measurement), %zu lines skipped\n",
-              st.records, logs.size(), records.size(), st.merged, st.failed, st.skipped);
+              "timings pooled, %zu of them with other steps that lower to the same loop nest; %zu programs "
+              "without a valid measurement), %zu lines skipped\n",
+              st.records, logs.size(), records.size(), st.merged, st.same_code, st.failed, st.skipped);
   if (!st.first_problem.empty()) std::printf("  first skipped line: %s\n", st.first_problem.c_str());
   if (records.empty()) throw LoomError("no usable records in the logs");
   return records;

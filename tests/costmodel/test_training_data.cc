@@ -1,5 +1,6 @@
-// Training data from record logs: repeats of a program are pooled into one
-// program, and the models' validation share is stable as records arrive.
+// Training data from record logs: repeats of a program (the same steps, or
+// steps that lower to the same loop nest) are pooled into one program, and
+// the models' validation share is stable as records arrive.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -53,6 +54,28 @@ TEST(TrainingData, RepeatsOfAProgramAcrossLogsArePooledIntoOneProgram) {
   EXPECT_DOUBLE_EQ(read_training_records({a, b}, nullptr, CostStatistic::kMin)[0].cost_s, 1.0);
   std::filesystem::remove(a);
   std::filesystem::remove(b);
+}
+
+TEST(TrainingData, StepsThatLowerToTheSameLoopNestAreOneProgram) {
+  Task task = Task::make("matmul", {{"M", 8}, {"N", 8}, {"K", 8}}, Target::parse("cpu -threads=1"));
+  // An auto-unroll step of 0 unrolls nothing: the same loop nest as no step.
+  const nlohmann::json plain = nlohmann::json::array();
+  const nlohmann::json no_unroll = nlohmann::json::parse(R"([["PR", 2, 0, "auto_unroll_max_step$0"]])");
+  const nlohmann::json unroll = nlohmann::json::parse(R"([["PR", 2, 0, "auto_unroll_max_step$16"]])");
+  std::string a = temp_log("same_code");
+  {
+    RecordLog log(a);
+    log.append({record(task, plain, {1.0, 2.0}), record(task, no_unroll, {3.0}), record(task, unroll, {9.0})});
+  }
+  RecordLoadStats st;
+  auto programs = read_training_records({a}, &st);
+  ASSERT_EQ(programs.size(), 2u) << "the auto-unroll step of 16 is another program";
+  EXPECT_EQ(st.merged, 1u);
+  EXPECT_EQ(st.same_code, 1u);
+  EXPECT_DOUBLE_EQ(programs[0].cost_s, 2.0) << "median of the pooled timings {1, 2, 3}";
+  EXPECT_DOUBLE_EQ(programs[1].cost_s, 9.0);
+  EXPECT_NE(program_key(programs[0]), program_key(programs[1]));
+  std::filesystem::remove(a);
 }
 
 TEST(TrainingData, AProgramTimedOnTwoKindsOfMachineIsTwoProgramsInTwoRankingGroups) {
