@@ -32,13 +32,7 @@ void pool_same_code(std::vector<TrainingRecord>* out, std::vector<std::vector<do
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < out->size();) {
-      try {
-        LowerOptions options;
-        options.full_tiles = false;  // as the features lower it
-        code[i] = to_string(lower((*out)[i].state, options));
-      } catch (const std::exception&) {
-        code[i].clear();
-      }
+      code[i] = loop_nest_key((*out)[i].state);
     }
   };
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);

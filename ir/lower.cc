@@ -643,4 +643,14 @@ LoweredFunc lower(const State& state, const LowerOptions& options) {
   return l.run(options);
 }
 
+std::string loop_nest_key(const State& state) {
+  try {
+    LowerOptions options;
+    options.full_tiles = false;
+    return to_string(lower(state, options));
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 }  // namespace loom

@@ -29,4 +29,10 @@ struct LowerOptions {
 // Throws LoomError when the schedule cannot be lowered (an invalid schedule).
 LoweredFunc lower(const State& state, const LowerOptions& options = {});
 
+// Identity of the program a schedule makes: its lowered loop nest as text,
+// guards in place (as the cost model's features read it); "" when it does
+// not lower. Different steps can make one program (the tile sizes of a
+// stage computed one element at a time, an auto-unroll step of 0).
+std::string loop_nest_key(const State& state);
+
 }  // namespace loom

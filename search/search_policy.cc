@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "ir/lower.h"
 #include "measure/timing.h"
 
 namespace loom {
@@ -31,11 +32,15 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score, const s
   using Clock = std::chrono::steady_clock;
   rng_.seed(round_seed(seed_, trials_));
   std::vector<State> out;
-  std::unordered_set<std::string> chosen;
-  // Adds s to the batch unless it was measured or is in the batch already.
+  std::unordered_set<std::string> chosen, chosen_nests;
+  // Adds s to the batch unless it was measured or is in the batch already,
+  // under its steps or under other steps that make the same loop nest.
   auto take = [&](State s) {
     std::string key = state_key(s);
-    if (measured_.count(key) || !chosen.insert(key).second) return false;
+    if (measured_.count(key) || chosen.count(key)) return false;
+    std::string nest = loop_nest_key(s);
+    if (!nest.empty() && (measured_nests_.count(nest) || !chosen_nests.insert(nest).second)) return false;
+    chosen.insert(std::move(key));
     out.push_back(std::move(s));
     return true;
   };
@@ -81,8 +86,10 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score, const s
   const int n_random = static_cast<int>(n * settings_.eps_greedy);
   const int n_neighbours = sketch_policy_.task().is_gpu ? 0 : (n_random + 1) / 2;
   const int n_model = std::max(0, n - static_cast<int>(out.size()) - n_random - n_neighbours);
-  for (State& s : evolution_.run(population, score, n_model, measured_, rng_))
-    take(std::move(s));
+  // Twice as many as wanted: some may make a loop nest measured already.
+  int model_taken = 0;
+  for (State& s : evolution_.run(population, score, 2 * n_model, measured_, rng_))
+    if (model_taken < n_model && take(std::move(s))) ++model_taken;
   if (n_neighbours > 0) {
     static const auto rule = make_innermost_length_mutation();
     MutationContext ctx{sketch_policy_.task(), rng_};
@@ -106,6 +113,8 @@ void SearchPolicy::add_measured(const std::vector<State>& states, const std::vec
   double before = best_cost_;
   for (size_t i = 0; i < states.size(); ++i) {
     measured_.insert(state_key(states[i]));
+    std::string nest = loop_nest_key(states[i]);
+    if (!nest.empty()) measured_nests_.insert(std::move(nest));
     ++trials_;
     if (!std::isfinite(costs[i])) continue;
     measured_good_.emplace_back(costs[i], states[i]);

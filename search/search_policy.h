@@ -82,6 +82,7 @@ class SearchPolicy {
   uint64_t seed_;
   std::mt19937_64 rng_;  // re-seeded each round: round_seed(seed_, trials_)
   std::unordered_set<std::string> measured_;
+  std::unordered_set<std::string> measured_nests_;  // loop_nest_key of every measured state
   std::vector<std::pair<double, State>> measured_good_;  // (cost, state), best first
   double best_cost_ = std::numeric_limits<double>::infinity();
   State best_state_;

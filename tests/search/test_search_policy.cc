@@ -1,8 +1,9 @@
 // A search round: besides the model's picks and random samples, neighbours
 // of the best measured programs and other tasks' programs chosen without
-// the model.
+// the model; nothing whose loop nest was measured already.
 #include <gtest/gtest.h>
 
+#include "ir/lower.h"
 #include "ir/steps.h"
 #include "measure/task.h"
 #include "search/evolutionary_search.h"
@@ -98,6 +99,23 @@ TEST(SearchPolicy, ATransferredProgramMeasuredAlreadyIsPassedOver) {
   ASSERT_GE(batch.size(), 2u);
   EXPECT_EQ(state_key(batch[0]), state_key(transferred[1]));
   EXPECT_EQ(state_key(batch[1]), state_key(transferred[2]));
+}
+
+// An auto-unroll step of 0 unrolls nothing: other steps, the same loop
+// nest, the same program. Measuring it again would only time it again.
+TEST(SearchPolicy, AProgramWhoseLoopNestWasMeasuredUnderOtherStepsIsPassedOver) {
+  SearchPolicy policy = small_matmul_policy(2);
+  State plain = State::from_json(policy.sketches().task().dag, nlohmann::json::array());
+  State no_unroll = plain.pragma(2, 0, "auto_unroll_max_step$0");
+  ASSERT_NE(state_key(plain), state_key(no_unroll));
+  ASSERT_EQ(loop_nest_key(plain), loop_nest_key(no_unroll));
+  policy.add_measured({plain}, {1.0});
+  std::vector<State> transferred = programs(policy, 2, 11);
+  std::vector<State> batch = batch_of(policy, {no_unroll, transferred[0], transferred[1]});
+  ASSERT_GE(batch.size(), 2u);
+  EXPECT_EQ(state_key(batch[0]), state_key(transferred[0]));
+  EXPECT_EQ(state_key(batch[1]), state_key(transferred[1]));
+  for (const State& b : batch) EXPECT_NE(loop_nest_key(b), loop_nest_key(plain));
 }
 
 TEST(SearchPolicy, NoTransferWhenTheSettingIsZero) {
