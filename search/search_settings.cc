@@ -39,7 +39,8 @@ const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
       {"num_trials", &S::num_trials, 1, 1e7, "measurements in total, all tasks together"},
       {"measures_per_round", &S::measures_per_round, 1, 1e5,
-       "measured per round: the top predicted states not measured before, neighbours of the best measured programs "
+       "measured per round: the top predicted states not measured before (nor their loop nest under other steps), "
+       "neighbours of the best measured programs "
        "by one innermost tile length (CPU: half as many as the random ones, rounded up), and `eps_greedy` random"},
       {"eps_greedy", &S::eps_greedy, 0, 1, "share of states per round sampled at random (without the model)"},
       {"transfer_per_round", &S::transfer_per_round, 0, 1e5,
