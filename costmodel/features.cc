@@ -13,11 +13,10 @@
 #include "costmodel/features.h"
 
 #include <algorithm>
-#include <atomic>
 #include <map>
-#include <thread>
 
 #include "codegen/unrolling.h"
+#include "costmodel/parallel_for.h"
 #include "ir/error.h"
 #include "ir/lower.h"
 
@@ -500,20 +499,7 @@ ProgramFeatures extract_features(const State& s) {
 std::vector<ProgramFeatures> extract_features(const std::vector<State>& states,
                                               const FeatureOptions& options) {
   std::vector<ProgramFeatures> out(states.size());
-  int threads = options.num_threads > 0 ? options.num_threads
-                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(states.size())));
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < states.size();) out[i] = extract_features(states[i]);
-  };
-  if (threads <= 1) {
-    work();
-    return out;
-  }
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-  for (auto& t : pool) t.join();
+  parallel_for(states.size(), options.num_threads, [&](size_t i) { out[i] = extract_features(states[i]); });
   return out;
 }
 

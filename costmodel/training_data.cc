@@ -1,14 +1,13 @@
 #include "costmodel/training_data.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
 #include <random>
 #include <set>
-#include <thread>
 
 #include "costmodel/metrics.h"
+#include "costmodel/parallel_for.h"
 #include "ir/error.h"
 #include "ir/lower.h"
 
@@ -29,17 +28,7 @@ namespace {
 void pool_same_code(std::vector<TrainingRecord>* out, std::vector<std::vector<double>>* timings,
                     RecordLoadStats* st) {
   std::vector<std::string> code(out->size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < out->size();) {
-      code[i] = loop_nest_key((*out)[i].state);
-    }
-  };
-  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  parallel_for(out->size(), 0, [&](size_t i) { code[i] = loop_nest_key((*out)[i].state); });
 
   std::map<std::string, size_t> first;  // ranking group + code -> position in the result
   std::vector<TrainingRecord> kept;

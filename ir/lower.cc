@@ -1,6 +1,8 @@
 #include "ir/lower.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -647,7 +649,10 @@ std::string loop_nest_key(const State& state) {
   try {
     LowerOptions options;
     options.full_tiles = false;
-    return to_string(lower(state, options));
+    char digest[17];
+    std::snprintf(digest, sizeof digest, "%016llx",
+                  static_cast<unsigned long long>(std::hash<std::string>{}(to_string(lower(state, options)))));
+    return digest;
   } catch (const std::exception&) {
     return "";
   }

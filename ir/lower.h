@@ -29,10 +29,13 @@ struct LowerOptions {
 // Throws LoomError when the schedule cannot be lowered (an invalid schedule).
 LoweredFunc lower(const State& state, const LowerOptions& options = {});
 
-// Identity of the program a schedule makes: its lowered loop nest as text,
-// guards in place (as the cost model's features read it); "" when it does
-// not lower. Different steps can make one program (the tile sizes of a
-// stage computed one element at a time, an auto-unroll step of 0).
+// Identity of the program a schedule makes: a 64-bit digest (16 hex digits)
+// of its lowered loop nest's text, guards in place (as the cost model's
+// features read it); "" when it does not lower. Different steps can make
+// one program (the tile sizes of a stage computed one element at a time,
+// an auto-unroll step of 0). A digest, not the text (kilobytes), because
+// searches and record loaders keep one per program; two different nests
+// share one with probability about n^2 / 2^65 among n programs.
 std::string loop_nest_key(const State& state);
 
 }  // namespace loom

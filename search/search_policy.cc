@@ -32,15 +32,16 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score, const s
   using Clock = std::chrono::steady_clock;
   rng_.seed(round_seed(seed_, trials_));
   std::vector<State> out;
-  std::unordered_set<std::string> chosen, chosen_nests;
+  std::unordered_set<std::string> chosen_nests;
+  batch_nests_.clear();  // state_key -> loop_nest_key of the states chosen
   // Adds s to the batch unless it was measured or is in the batch already,
   // under its steps or under other steps that make the same loop nest.
   auto take = [&](State s) {
     std::string key = state_key(s);
-    if (measured_.count(key) || chosen.count(key)) return false;
+    if (measured_.count(key) || batch_nests_.count(key)) return false;
     std::string nest = loop_nest_key(s);
     if (!nest.empty() && (measured_nests_.count(nest) || !chosen_nests.insert(nest).second)) return false;
-    chosen.insert(std::move(key));
+    batch_nests_.emplace(std::move(key), std::move(nest));
     out.push_back(std::move(s));
     return true;
   };
@@ -112,9 +113,11 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score, const s
 void SearchPolicy::add_measured(const std::vector<State>& states, const std::vector<double>& costs) {
   double before = best_cost_;
   for (size_t i = 0; i < states.size(); ++i) {
-    measured_.insert(state_key(states[i]));
-    std::string nest = loop_nest_key(states[i]);
+    std::string key = state_key(states[i]);
+    auto chosen = batch_nests_.find(key);
+    std::string nest = chosen != batch_nests_.end() ? chosen->second : loop_nest_key(states[i]);
     if (!nest.empty()) measured_nests_.insert(std::move(nest));
+    measured_.insert(std::move(key));
     ++trials_;
     if (!std::isfinite(costs[i])) continue;
     measured_good_.emplace_back(costs[i], states[i]);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -83,6 +84,9 @@ class SearchPolicy {
   std::mt19937_64 rng_;  // re-seeded each round: round_seed(seed_, trials_)
   std::unordered_set<std::string> measured_;
   std::unordered_set<std::string> measured_nests_;  // loop_nest_key of every measured state
+  // loop_nest_key of the last batch's states by state_key: add_measured
+  // finds them here instead of lowering each measured state again.
+  std::unordered_map<std::string, std::string> batch_nests_;
   std::vector<std::pair<double, State>> measured_good_;  // (cost, state), best first
   double best_cost_ = std::numeric_limits<double>::infinity();
   State best_state_;
