@@ -59,7 +59,7 @@ EOF
 done
 
 /usr/bin/python3 - "$OUT/table.md" "${csvs[@]}" <<'EOF'
-import csv, math, os, sys
+import csv, os, statistics, sys
 out, paths = sys.argv[1], sys.argv[2:]
 reports = [(os.path.basename(p)[:-4], list(csv.DictReader(open(p)))) for p in paths]
 tasks = []
@@ -81,7 +81,7 @@ for t in tasks:
 summary = {"geometric mean": [], "lowest": [], "below 0.9": []}
 for _, rows in reports:
     ratios = [float(r["ratio"]) for r in rows if r["ratio"]]
-    summary["geometric mean"].append("**%.3f**" % math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else "")
+    summary["geometric mean"].append("**%.3f**" % statistics.geometric_mean(ratios) if ratios else "")
     summary["lowest"].append("%.3f" % min(ratios) if ratios else "")
     summary["below 0.9"].append(str(sum(x < 0.9 for x in ratios)))
 for k, cells in summary.items():
