@@ -21,8 +21,8 @@
 # the tables.
 # Caches: FLUSH=auto (the default) times each task as a network config of
 # its model does (`measure.flush_cache`: flushed where the model's weights
-# exceed this machine's last-level cache, ResNet-50; warm where they fit,
-# MobileNet-V2 and the BERT layer on a 32 MB cache); FLUSH=true flushes
+# exceed half this machine's last-level cache, ResNet-50 and the BERT
+# layer on a 32 MB cache; warm where they fit, MobileNet-V2); FLUSH=true flushes
 # before every timed run of every task (as the ablations before 2026-12-06
 # did), FLUSH=false flushes none.
 #

@@ -2,7 +2,7 @@
 # Tunes Loom's benchmark networks from scratch and times each against
 # PyTorch: the README's network table.
 #
-#   scripts/network_table.sh                 # every row, about 1.6 hours on 2 Zen 5 cores
+#   scripts/network_table.sh                 # every row, about 80 minutes on 2 Zen 5 cores
 #   ROWS="resnet50:1:10000" scripts/network_table.sh
 #
 # A row is MODEL:THREADS:TRIALS[:BATCH]. For each one it writes the network
@@ -16,7 +16,7 @@
 # Environment: BUILD (default build), OUT (default build/network_table),
 # ROUNDS (default 30; batch-16 rows run ROUNDS/3), FLUSH (true or false:
 # the configs' measure.flush_cache; default: the network config's own,
-# flushed where the model's weights exceed the last-level cache). Run on a
+# flushed where the model's weights exceed half the last-level cache). Run on a
 # quiet machine: every figure is a ratio measured in one run, but tuning
 # time is wall time.
 set -euo pipefail
