@@ -49,8 +49,9 @@ class LoomNetwork : public ::testing::Test {
   static std::string model(const std::string& file) { return (dir_ / file).string(); }
   // The measure.flush_cache `loom config show` prints for a tiny-CNN config
   // with `measure` settings, on a machine whose last-level cache holds `llc`
-  // ("" = this machine's). The tiny CNN's weights (about 5 KB) fit in any
-  // machine's cache; $LOOM_TEST_LLC_BYTES makes it smaller than they are.
+  // ("" = this machine's). The tiny CNN's weights (about 5 KB) fit in half
+  // of any machine's cache; $LOOM_TEST_LLC_BYTES sets a cache they fill most
+  // of ("8K") or exceed ("1K").
   static std::string shown_flush(const std::string& name, const std::string& measure, const std::string& llc) {
     const std::string config = model(name + ".json");
     std::ofstream(config) << R"({"network": "tiny_cnn.onnx", "measure": )" << measure << "}";
