@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "experiments/baselines/onnxruntime_network.h"
 #include "experiments/baselines/pytorch_network.h"
 #include "graph/interpreter.h"
 #include "graph/tasks.h"
@@ -35,40 +36,80 @@ Agreement agree(const std::vector<float>& got, const std::vector<float>& expecte
   return r;
 }
 
+std::string onnx_file_for(const std::string& model) {
+  const size_t dot = model.find_last_of('.');
+  return dot != std::string::npos && model.substr(dot) == ".onnx" ? model : "";
+}
+
 std::string torch_file_for(const std::string& model) {
   const size_t dot = model.find_last_of('.');
   const std::string pt = (dot == std::string::npos ? model : model.substr(0, dot)) + ".pt";
   return std::ifstream(pt).good() ? pt : "";
 }
 
+double BaselineRounds::median_s() const { return s.empty() ? 0 : median(s); }
 double NetworkComparison::loom_median_s() const { return loom_s.empty() ? 0 : median(loom_s); }
-double NetworkComparison::torch_median_s() const { return torch_s.empty() ? 0 : median(torch_s); }
-double NetworkComparison::speed_ratio() const {
+const BaselineRounds* NetworkComparison::baseline(const std::string& name) const {
+  for (const auto& b : baselines)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+double NetworkComparison::speed_ratio(const std::string& name) const {
+  const BaselineRounds* b = baseline(name);
+  if (!b) return 0;
   std::vector<double> r;
-  for (size_t i = 0; i < loom_s.size() && i < torch_s.size(); ++i) r.push_back(torch_s[i] / loom_s[i]);
+  for (size_t i = 0; i < loom_s.size() && i < b->s.size(); ++i) r.push_back(b->s[i] / loom_s[i]);
   return r.empty() ? 0 : median(r);
 }
 bool NetworkComparison::outputs_match() const {
-  for (const auto& a : agreement)
-    if (!a.ok) return false;
+  for (const auto& c : checks)
+    for (const auto& a : c.agreement)
+      if (!a.ok) return false;
   return true;
 }
 
-NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor& ex, const std::string& torch_path,
+namespace {
+
+std::vector<std::vector<float>> tensor_data(const std::vector<TorchTensor>& ts) {
+  std::vector<std::vector<float>> out;
+  for (const auto& t : ts) out.push_back(t.data);
+  return out;
+}
+
+}  // namespace
+
+NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor& ex, const NetworkBaselines& baselines,
                                   int threads, int rounds, bool check, double tol) {
   NetworkComparison c;
-  c.torch_path = torch_path;
   graph::Values inputs = graph::random_graph_inputs(g, 1);
-  std::unique_ptr<PyTorchNetwork> torch;
-  std::vector<TorchTensor> torch_inputs;
-  if (!torch_path.empty()) {
-    torch = std::make_unique<PyTorchNetwork>(torch_path, threads);
-    for (const auto& in : g.inputs) torch_inputs.push_back({in.shape, inputs.at(in.name)});
+  std::vector<TorchTensor> tensors;
+  std::vector<std::string> names;
+  for (const auto& in : g.inputs) {
+    tensors.push_back({in.shape, inputs.at(in.name)});
+    names.push_back(in.name);
   }
-  // A round's two runs see the same load of the shared machine.
+  // c.baselines: PyTorch first where it runs, ONNX Runtime last.
+  std::unique_ptr<PyTorchNetwork> torch;
+  if (!baselines.torch_path.empty()) {
+    torch = std::make_unique<PyTorchNetwork>(baselines.torch_path, threads);
+    c.baselines.push_back({"PyTorch", baselines.torch_path, {}});
+  }
+  std::unique_ptr<OnnxRuntimeNetwork> ort;
+  if (!baselines.onnx_path.empty()) {
+    const std::string why = OnnxRuntimeNetwork::unavailable_reason();
+    if (why.empty()) {
+      ort = std::make_unique<OnnxRuntimeNetwork>(baselines.onnx_path, threads);
+      ort->feed(names, tensors);
+      c.baselines.push_back({"ONNX Runtime", "onnxruntime-node " + ort->version(), {}});
+    } else {
+      c.warnings.push_back("ONNX Runtime skipped: " + why);
+    }
+  }
+  // A round's runs see the same load of the shared machine.
   graph::Values out = ex.run(inputs);  // warm-up
   std::vector<TorchTensor> torch_out;
-  if (torch) torch_out = torch->run(torch_inputs);
+  if (torch) torch_out = torch->run(tensors);
+  if (ort) ort->run();
   for (int r = 0; r < rounds; ++r) {
     auto t = std::chrono::steady_clock::now();
     out = ex.run(inputs);
@@ -76,42 +117,69 @@ NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor&
     if (torch) {
       wait_for_idle_threads();
       t = std::chrono::steady_clock::now();
-      torch_out = torch->run(torch_inputs);
-      c.torch_s.push_back(seconds_since(t));
+      torch_out = torch->run(tensors);
+      c.baselines[0].s.push_back(seconds_since(t));
       wait_for_idle_threads();
     }
+    if (ort) c.baselines.back().s.push_back(ort->run());
   }
   if (!check) return c;
-  std::vector<std::vector<float>> expected;
-  if (torch) {
-    std::vector<TorchTensor> ref = torch->run_reference(torch_inputs);
-    if (ref.size() != g.outputs.size())
-      throw LoomError("the TorchScript model has " + std::to_string(ref.size()) + " outputs, the graph " +
+  c.outputs = g.outputs;
+  auto add_check = [&](const std::string& against, const std::vector<std::vector<float>>& expected) {
+    if (expected.size() != g.outputs.size())
+      throw LoomError(against + " gives " + std::to_string(expected.size()) + " outputs, the graph has " +
                       std::to_string(g.outputs.size()));
-    for (size_t i = 0; i < ref.size(); ++i) {
-      expected.push_back(ref[i].data);
-      // The timed baseline must compute what the reference does.
-      Agreement opt = agree(torch_out[i].data, ref[i].data, tol);
-      if (!opt.ok) {
-        char buf[256];
-        std::snprintf(buf, sizeof buf,
-                      "PyTorch's optimize_for_inference module disagrees with its frozen module on %s "
-                      "(max |error| %.3g): its time is not of a correct program",
-                      g.outputs[i].c_str(), opt.max_abs);
-        c.warnings.push_back(buf);
+    OutputCheck oc{against, {}};
+    for (size_t i = 0; i < g.outputs.size(); ++i) oc.agreement.push_back(agree(out.at(g.outputs[i]), expected[i], tol));
+    c.checks.push_back(std::move(oc));
+  };
+  if (torch) {
+    std::vector<TorchTensor> ref = torch->run_reference(tensors);
+    if (ref.size() == torch_out.size())
+      for (size_t i = 0; i < ref.size(); ++i) {
+        // The timed baseline must compute what the reference does.
+        Agreement opt = agree(torch_out[i].data, ref[i].data, tol);
+        if (!opt.ok) {
+          char buf[256];
+          std::snprintf(buf, sizeof buf,
+                        "PyTorch's optimize_for_inference module disagrees with its frozen module on output %zu "
+                        "(max |error| %.3g): its time is not of a correct program",
+                        i, opt.max_abs);
+          c.warnings.push_back(buf);
+        }
       }
-    }
-    c.against = "PyTorch (the frozen module)";
-  } else {
-    graph::Values ref = graph::interpret(g, inputs);
-    for (const auto& o : g.outputs) expected.push_back(ref.at(o));
-    c.against = "the reference interpreter";
+    add_check("PyTorch (the frozen module)", tensor_data(ref));
   }
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    c.outputs.push_back(g.outputs[i]);
-    c.agreement.push_back(agree(out.at(g.outputs[i]), expected[i], tol));
+  if (ort) add_check("ONNX Runtime", tensor_data(ort->outputs()));
+  if (!torch && !ort) {
+    graph::Values ref = graph::interpret(g, inputs);
+    std::vector<std::vector<float>> expected;
+    for (const auto& o : g.outputs) expected.push_back(ref.at(o));
+    add_check("the reference interpreter", expected);
   }
   return c;
+}
+
+std::string comparison_lines(const NetworkComparison& c, double tol) {
+  std::string out;
+  char buf[512];
+  for (const auto& b : c.baselines) {
+    std::snprintf(buf, sizeof buf,
+                  "%s median %.3f ms (%s); Loom runs at %.2fx %s's speed (median of per-round ratios)\n",
+                  b.name.c_str(), b.median_s() * 1e3, b.detail.c_str(), c.speed_ratio(b.name), b.name.c_str());
+    out += buf;
+  }
+  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
+  for (const auto& check : c.checks)
+    for (size_t i = 0; i < c.outputs.size(); ++i) {
+      const Agreement& r = check.agreement[i];
+      std::snprintf(buf, sizeof buf,
+                    "check %s against %s: %s (max |error| %.3g, output scale %.3g, tolerance %.0e x (|expected| + "
+                    "scale))\n",
+                    c.outputs[i].c_str(), check.against.c_str(), r.ok ? "match" : "MISMATCH", r.max_abs, r.scale, tol);
+      out += buf;
+    }
+  return out;
 }
 
 namespace {
@@ -173,8 +241,8 @@ NetworkReport build_network_report(const ExperimentConfig& cfg, const std::vecto
   eo.log = cfg.log_path;
   graph::NetworkExecutor ex(g, eo);
   // Ten rounds per requested report round: a network run is milliseconds.
-  r.end_to_end = compare_network(g, ex, torch_file_for(cfg.network), cfg.target.threads,
-                                 std::max(opts.rounds, 1) * 10, /*check=*/true);
+  r.end_to_end = compare_network(g, ex, {torch_file_for(cfg.network), onnx_file_for(cfg.network)},
+                                 cfg.target.threads, std::max(opts.rounds, 1) * 10, /*check=*/true);
   return r;
 }
 
@@ -184,22 +252,34 @@ std::string write_network_report(const ExperimentConfig& cfg, const NetworkRepor
   fs::create_directories(cfg.report_dir);
   const NetworkComparison& e = r.end_to_end;
   std::ostringstream md, csv, curve;
-  char buf[1024], torch_ms[32] = "-", ratio[32] = "-", unmeasured[64] = "";
-  if (!e.torch_s.empty()) {
-    std::snprintf(torch_ms, sizeof torch_ms, "%.3f", e.torch_median_s() * 1e3);
-    std::snprintf(ratio, sizeof ratio, "%.2f", e.speed_ratio());
-  }
+  char buf[1024], unmeasured[64] = "";
+  // Per baseline: its median and Loom's speed relative to it, "-" where it did not run.
+  auto baseline_cells = [&](const char* name, std::string& ms, std::string& ratio) {
+    ms = ratio = "-";
+    if (const BaselineRounds* b = e.baseline(name)) {
+      std::snprintf(buf, sizeof buf, "%.3f", b->median_s() * 1e3);
+      ms = buf;
+      std::snprintf(buf, sizeof buf, "%.2f", e.speed_ratio(name));
+      ratio = buf;
+    }
+  };
+  std::string torch_ms, torch_ratio, ort_ms, ort_ratio;
+  baseline_cells("PyTorch", torch_ms, torch_ratio);
+  baseline_cells("ONNX Runtime", ort_ms, ort_ratio);
   if (r.unmeasured_tasks) std::snprintf(unmeasured, sizeof unmeasured, " (%d tasks unmeasured)", r.unmeasured_tasks);
   std::snprintf(buf, sizeof buf,
-                "| network | threads | Loom (ms) | PyTorch (ms) | Loom's speed / PyTorch's | estimated (ms) | outputs "
-                "| trials | tuning time (s) |\n|---|---|---|---|---|---|---|---|---|\n"
-                "| %s | %d | %.3f | %s | %s | %.3f%s | %s | %d | %.0f |\n\n",
-                fs::path(r.model).filename().string().c_str(), r.threads, e.loom_median_s() * 1e3, torch_ms, ratio,
-                r.estimated_s * 1e3, unmeasured,
-                e.agreement.empty() ? "not checked" : e.outputs_match() ? "match" : "MISMATCH", r.trials, r.tuning_s);
+                "| network | threads | Loom (ms) | PyTorch (ms) | Loom's speed / PyTorch's | ONNX Runtime (ms) "
+                "| Loom's speed / ONNX Runtime's | estimated (ms) | outputs | trials | tuning time (s) |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n"
+                "| %s | %d | %.3f | %s | %s | %s | %s | %.3f%s | %s | %d | %.0f |\n\n",
+                fs::path(r.model).filename().string().c_str(), r.threads, e.loom_median_s() * 1e3, torch_ms.c_str(),
+                torch_ratio.c_str(), ort_ms.c_str(), ort_ratio.c_str(), r.estimated_s * 1e3, unmeasured,
+                e.checks.empty() ? "not checked" : e.outputs_match() ? "match" : "MISMATCH", r.trials, r.tuning_s);
   md << buf;
-  md << "Medians of " << e.loom_s.size() << " alternating rounds; the speed ratio is the median of the per-round "
-        "ratios. Outputs compared with " << (e.against.empty() ? "nothing" : e.against) << ".\n\n";
+  std::string against;
+  for (const auto& c : e.checks) against += (against.empty() ? "" : " and ") + c.against;
+  md << "Medians of " << e.loom_s.size() << " alternating rounds; each speed ratio is the median of the per-round "
+        "ratios. Outputs compared with " << (against.empty() ? "nothing" : against) << ".\n\n";
   md << "| task | weight | Loom (ms) | x weight (ms) | share of the estimate | trials | oneDNN primitive (ms) "
         "| Loom's speed / oneDNN's | oneDNN variant |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& t : tasks) {
@@ -215,11 +295,15 @@ std::string write_network_report(const ExperimentConfig& cfg, const NetworkRepor
                   b ? b->variant.c_str() : "none");
     md << buf;
   }
-  csv << "network,threads,loom_ms,torch_ms,speed_ratio,estimated_ms,unmeasured_tasks,outputs_match,trials,tuning_s\n";
-  std::snprintf(buf, sizeof buf, "%s,%d,%.6f,%.6f,%.4f,%.6f,%d,%d,%d,%.0f\n",
+  csv << "network,threads,loom_ms,torch_ms,speed_ratio,ort_ms,ort_speed_ratio,estimated_ms,unmeasured_tasks,"
+         "outputs_match,trials,tuning_s\n";
+  const BaselineRounds* torch = e.baseline("PyTorch");
+  const BaselineRounds* ort = e.baseline("ONNX Runtime");
+  std::snprintf(buf, sizeof buf, "%s,%d,%.6f,%.6f,%.4f,%.6f,%.4f,%.6f,%d,%d,%d,%.0f\n",
                 fs::path(r.model).filename().string().c_str(), r.threads, e.loom_median_s() * 1e3,
-                e.torch_median_s() * 1e3, e.speed_ratio(), r.estimated_s * 1e3, r.unmeasured_tasks,
-                e.outputs_match() ? 1 : 0, r.trials, r.tuning_s);
+                torch ? torch->median_s() * 1e3 : 0.0, e.speed_ratio("PyTorch"), ort ? ort->median_s() * 1e3 : 0.0,
+                e.speed_ratio("ONNX Runtime"), r.estimated_s * 1e3, r.unmeasured_tasks, e.outputs_match() ? 1 : 0,
+                r.trials, r.tuning_s);
   csv << buf;
   curve << "trials,estimated_ms\n";
   for (const auto& [trials, s] : r.curve) curve << trials << "," << s * 1e3 << "\n";

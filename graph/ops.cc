@@ -25,6 +25,8 @@ const std::vector<OpDef>& op_registry() {
     op_detail::register_nn_ops(out);
     op_detail::register_linalg_ops(out);
     op_detail::register_shape_ops(out);
+    op_detail::register_indexing_ops(out);
+    op_detail::register_resize_ops(out);
     op_detail::register_reduce_ops(out);
     std::sort(out.begin(), out.end(), [](const OpDef& a, const OpDef& b) { return a.name < b.name; });
     return out;

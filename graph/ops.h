@@ -6,9 +6,14 @@
 //
 // Ops by family (graph/ops/<family>.cc):
 //   elementwise.cc  relu, sigmoid, tanh, erf, sqrt, exp, log, neg, abs,
+//                   reciprocal, softplus, softsign, not, to_bool,
 //                   gelu {approximate: "none"|"tanh"}, clip {min, max},
-//                   pow_scalar {exponent}; add, sub, mul, div, pow, max, min
-//                   (numpy broadcasting)
+//                   pow_scalar {exponent}, hard_sigmoid {alpha, beta},
+//                   hard_swish, leaky_relu {alpha}, elu {alpha},
+//                   selu {alpha, gamma}; add, sub, mul, div, pow, max, min,
+//                   prelu, equal, less, less_equal, greater, greater_equal,
+//                   and, or (numpy broadcasting; comparisons and logic give
+//                   1.0 / 0.0); where (cond, a, b)
 //   nn.cc           conv2d (data NCHW, weight K x C/group x R x S, optional
 //                   bias K) {strides, pads [top, left, bottom, right],
 //                   dilations, group}; batch_norm (x, scale, bias, mean, var)
@@ -20,7 +25,12 @@
 //                   matmul (numpy matmul, batch dims broadcast)
 //   shape.cc        reshape {shape: -1 and 0 as in ONNX}, flatten {axis},
 //                   transpose {perm}, concat {axis} (any number of inputs)
-//   reduce.cc       reduce_mean, reduce_sum, reduce_max {axes, keepdims}
+//   indexing.cc     slice {starts, steps, sizes}, pad {pads, mode, value},
+//                   expand {shape}, tile {repeats}, take {axis, indices}
+//   resize.cc       resize {sizes, scale_num, scale_den, mode,
+//                   coordinate_transformation_mode, nearest_mode}
+//   reduce.cc       reduce_mean, reduce_sum, reduce_max, reduce_min,
+//                   reduce_l2 {axes, keepdims}
 // Negative axes count from the end, as in ONNX.
 #pragma once
 
@@ -105,6 +115,8 @@ void register_elementwise_ops(std::vector<OpDef>& out);
 void register_nn_ops(std::vector<OpDef>& out);
 void register_linalg_ops(std::vector<OpDef>& out);
 void register_shape_ops(std::vector<OpDef>& out);
+void register_indexing_ops(std::vector<OpDef>& out);
+void register_resize_ops(std::vector<OpDef>& out);
 void register_reduce_ops(std::vector<OpDef>& out);
 }  // namespace op_detail
 

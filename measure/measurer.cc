@@ -25,8 +25,6 @@ struct Measurer::Impl {
   std::map<std::string, double> best_by_task;          // task key -> best cost so far
 };
 
-namespace {
-
 std::string bytes_text(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
@@ -36,14 +34,16 @@ std::string bytes_text(double bytes) {
   return buf;
 }
 
-}  // namespace
+double physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? static_cast<double>(pages) * static_cast<double>(page_size) : 0;
+}
 
 void check_task_fits_memory(const Task& task, int64_t max_memory_mb) {
   if (!task.dag) return;
-  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-  if (max_memory_mb <= 0 && (pages <= 0 || page_size <= 0)) return;  // no limit known
-  const double limit = max_memory_mb > 0 ? static_cast<double>(max_memory_mb) * (1 << 20)
-                                         : static_cast<double>(pages) * static_cast<double>(page_size);
+  const double physical = physical_memory_bytes();
+  if (max_memory_mb <= 0 && physical <= 0) return;  // no limit known
+  const double limit = max_memory_mb > 0 ? static_cast<double>(max_memory_mb) * (1 << 20) : physical;
   const ComputeDAG& dag = *task.dag;
   double total = 0, largest = -1;
   std::string largest_name, largest_shape;

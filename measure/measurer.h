@@ -158,6 +158,10 @@ class Measurer : public CandidateMeasurer {
 // max_memory_mb (0: the machine's physical memory). A task that cannot fit
 // fails at once instead of computing a reference it has no room for.
 void check_task_fits_memory(const Task& task, int64_t max_memory_mb);
+// "1.5 GiB", for messages about sizes.
+std::string bytes_text(double bytes);
+// The machine's physical memory in bytes (0: unknown).
+double physical_memory_bytes();
 
 // The address-space limit a worker measuring `task` starts with:
 // max_memory_mb, except 0 (none) for a cuda target, whose driver reserves

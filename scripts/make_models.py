@@ -26,7 +26,11 @@ with non-trivial values. The export keeps BatchNormalization nodes
     tiny_cnn        two conv + batch-norm + relu blocks with a residual add,
                     max and average pooling, flatten and a linear layer (4x8x8)
     tiny_attention  the encoder layer at hidden 16, 2 heads, FFN 32, sequence 8
-    tiny_ops        every other operator the importer maps, once each (6x9x9)
+    tiny_ops        the other operators of CNNs, once each (6x9x9)
+    tiny_mobile     those of mobile CNNs, segmentation heads and GPT-style
+                    attention: split, reflect pad, hard-swish, hard-sigmoid,
+                    bilinear and nearest resize, leaky ReLU, ELU, PReLU, a
+                    causal mask (8x6x6)
 and hand-written ONNX models for the importer's tests (ONNX only):
     shape_chain.onnx         x [2,3,4] reshaped by a shape computed as exporters
                              spell it (Shape, Gather, Unsqueeze, Slice, Concat),
@@ -34,6 +38,8 @@ and hand-written ONNX models for the importer's tests (ONNX only):
     bad_dynamic_batch.onnx   a Relu whose input has a symbolic batch dimension
     bad_unsupported_op.onnx  a NonMaxSuppression node
     bad_mismatched_shapes.onnx  an Add of a 2x3 and a 4x5 tensor
+    bad_resize_cubic.onnx    a Resize in cubic mode
+    bad_split_sizes.onnx     a Split of 2 channels into sizes [1, 2]
 Needs Debian's python3-torch, python3-torchvision and python3-onnx.
 """
 
@@ -142,6 +148,39 @@ class TinyOps(nn.Module):
         return torch.cat([m.flatten(1), F.gelu(h, approximate="tanh").flatten(1)], dim=1)
 
 
+class TinyMobile(nn.Module):
+    """The operators of mobile CNNs, segmentation heads and transformers that
+    the other tiny networks leave out: a channel split (ShuffleNet), reflect
+    padding, hard-swish and a hard-sigmoid squeeze-excite (MobileNet-V3),
+    bilinear and nearest upsampling (segmentation heads), leaky ReLU, ELU,
+    PReLU, and a packed QKV projection split in three with a causal mask
+    applied by masked_fill (GPT-style attention)."""
+
+    def __init__(self, channels=8):
+        super().__init__()
+        half = channels // 2
+        self.conv = nn.Conv2d(half, half, 3)
+        self.se = nn.Conv2d(channels, channels, 1)
+        self.prelu = nn.PReLU(channels)
+        self.qkv = nn.Linear(channels, 3 * channels)
+        self.channels = channels
+
+    def forward(self, x):                                     # [1, 8, 6, 6]
+        a, b = x.chunk(2, dim=1)
+        a = self.conv(F.pad(a, (1, 1, 1, 1), mode="reflect"))
+        y = torch.cat([a, F.hardswish(b)], dim=1)
+        y = y * F.hardsigmoid(self.se(F.adaptive_avg_pool2d(y, 1)))
+        up = F.interpolate(y, scale_factor=2.0, mode="bilinear", align_corners=False)   # [1, 8, 12, 12]
+        near = F.interpolate(y, size=(12, 12), mode="nearest")
+        z = self.prelu(F.leaky_relu(up, 0.1) + F.elu(near))
+        t = z.mean(dim=3).transpose(1, 2)                     # [1, 12, 8]
+        q, k, v = self.qkv(t).split(self.channels, dim=2)
+        s = torch.matmul(q, k.transpose(1, 2)) / math.sqrt(self.channels)
+        mask = torch.triu(torch.ones(12, 12, dtype=torch.bool), diagonal=1)
+        s = s.masked_fill(mask, float("-inf"))
+        return torch.matmul(torch.softmax(s, dim=-1), v).flatten(1)
+
+
 def randomize_batch_norm(model, input_shape, generator):
     """Running statistics from two random batches, random scale and shift.
 
@@ -181,11 +220,13 @@ def build(name, batch=1):
         return EncoderLayer(16, 2, 32, batch=1, seq=8), (1, 8, 16), 17
     if name == "tiny_ops":
         return TinyOps(), (1, 6, 9, 9), 13
+    if name == "tiny_mobile":
+        return TinyMobile(), (1, 8, 6, 6), 13
     raise SystemExit(f"make_models.py: unknown model '{name}' (known: {', '.join(FULL_MODELS + SMALL_MODELS)})")
 
 
 FULL_MODELS = ["resnet50", "mobilenet_v2", "bert_layer"]
-SMALL_MODELS = ["tiny_cnn", "tiny_attention", "tiny_ops"]
+SMALL_MODELS = ["tiny_cnn", "tiny_attention", "tiny_ops", "tiny_mobile"]
 
 
 def write_model(name, outdir, batch=1):
@@ -253,6 +294,22 @@ def write_fixture_models(outdir):
                       h.make_tensor_value_info("b", onnx.TensorProto.FLOAT, [4, 5])],
                      [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)]),
         opset_imports=[h.make_opsetid("", 13)])
+    x4 = [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 2, 4, 4])]
+    cubic = h.make_model(
+        h.make_graph([h.make_node("Resize", ["x", "", "scales"], ["y"], name="upsample", mode="cubic")],
+                     "cubic_resize", x4, [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 2, 8, 8])],
+                     [onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]),
+        opset_imports=[h.make_opsetid("", 13)])
+    bad_split = h.make_model(
+        h.make_graph([h.make_node("Split", ["x", "sizes"], ["a", "b"], name="split_channels", axis=1)],
+                     "bad_split", x4, [h.make_tensor_value_info("a", onnx.TensorProto.FLOAT, None),
+                                       h.make_tensor_value_info("b", onnx.TensorProto.FLOAT, None)],
+                     [ints(np.array([1, 2], np.int64), "sizes")]),
+        opset_imports=[h.make_opsetid("", 13)])
+    for model, name in [(cubic, "bad_resize_cubic")]:
+        onnx.checker.check_model(model)
+        onnx.save(model, os.path.join(outdir, name + ".onnx"))
+    onnx.save(bad_split, os.path.join(outdir, "bad_split_sizes.onnx"))
     for model, name in [(chain, "shape_chain"), (dynamic, "bad_dynamic_batch"), (nms, "bad_unsupported_op")]:
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(outdir, name + ".onnx"))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tunes Loom's benchmark networks from scratch and times each against
-# PyTorch: the README's network table.
+# PyTorch and ONNX Runtime: the README's network table.
 #
 #   scripts/network_table.sh                 # every row, about 80 minutes on 2 Zen 5 cores
 #   ROWS="resnet50:1:10000" scripts/network_table.sh
@@ -8,8 +8,9 @@
 # A row is MODEL:THREADS:TRIALS[:BATCH]. For each one it writes the network
 # config OUT/NAME.json (seed 1, the suite-pretrained MLP), tunes it with a
 # fresh log (`loom tune`), then runs the tuned network against the frozen
-# TorchScript of the same module in alternating rounds (`loom network run
-# --check`: medians, outputs compared). OUT/table.md collects the rows; the
+# TorchScript of the same module and ONNX Runtime on the same ONNX file in
+# alternating rounds (`loom network run --check`: medians, outputs compared
+# with both). OUT/table.md collects the rows; the
 # raw outputs stay beside it (NAME.tune.txt, NAME.run.txt). A row whose
 # NAME.run.txt exists is not run again (delete it to redo the row).
 #
@@ -72,8 +73,8 @@ done
 {
   echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; $(date -u +%F)"
   echo
-  echo "| model | batch | threads | trials | tuning time | estimate | Loom | PyTorch | Loom's speed / PyTorch's | max error (output scale) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| model | batch | threads | trials | tuning time | estimate | Loom | PyTorch | Loom's speed / PyTorch's | ONNX Runtime | Loom's speed / ONNX Runtime's | max error (output scale) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   for row in $ROWS; do
     parse_row "$row"
     [ -f "$OUT/$name.run.txt" ] || continue
@@ -83,9 +84,11 @@ done
     loom=$(sed -nE 's/^Loom +median ([0-9.]+) ms.*/\1/p' "$OUT/$name.run.txt")
     torch=$(sed -nE 's/^PyTorch median ([0-9.]+) ms.*/\1/p' "$OUT/$name.run.txt")
     ratio=$(sed -nE "s/.*Loom runs at ([0-9.]+)x PyTorch's speed.*/\1/p" "$OUT/$name.run.txt")
+    ort=$(sed -nE 's/^ONNX Runtime median ([0-9.]+) ms.*/\1/p' "$OUT/$name.run.txt")
+    ort_ratio=$(sed -nE "s/.*Loom runs at ([0-9.]+)x ONNX Runtime's speed.*/\1/p" "$OUT/$name.run.txt")
     err=$(sed -nE 's/.*max \|error\| ([^,]+), output scale ([^,]+),.*/\1 (\2)/p' "$OUT/$name.run.txt" | head -1)
     minutes=$(awk -v s="$seconds" 'BEGIN { printf "%.1f min", s / 60 }')
-    echo "| $model | $batch | $threads | $trials | $minutes | $estimate ms | $loom ms | $torch ms | **$ratio** | $err |"
+    echo "| $model | $batch | $threads | $trials | $minutes | $estimate ms | $loom ms | $torch ms | **$ratio** | ${ort:--} ms | **${ort_ratio:--}** | $err |"
   done
 } >"$OUT/table.md"
 cat "$OUT/table.md"

@@ -28,6 +28,26 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# ONNX Runtime, the network baseline: npm's onnxruntime-node (its CPU
+# library ships in the package; the optional GPU download is skipped) under
+# Debian's nodejs, pinned, in build/onnxruntime-node. A machine that has node
+# and npm from elsewhere keeps them.
+ORT_VERSION=1.30.0
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "setup: installing nodejs npm"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+ort_dir=build/onnxruntime-node
+if [ "$(node -p "require('./$ort_dir/node_modules/onnxruntime-node/package.json').version" 2>/dev/null)" != "$ORT_VERSION" ]; then
+  echo "setup: installing onnxruntime-node $ORT_VERSION into $ort_dir"
+  mkdir -p "$ort_dir"
+  ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix "$ort_dir" --no-audit --no-fund --no-save --ignore-scripts \
+    --loglevel=error "onnxruntime-node@$ORT_VERSION" >/dev/null
+fi
+
 # ccache keeps rebuilds (and CI on the same machine) fast.
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/loom-ccache}"
 # Paths relative to the checkout, so another clone (CI) hits the same cache.

@@ -5,18 +5,21 @@
 //     the fused subgraphs as tasks with weights; --config writes a tuning
 //     config of them for `loom tune` (its log then feeds `network run --log`)
 //   loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check]
-//                    [--torch FILE.pt | --no-torch] [--profile]
+//                    [--baselines torch,ort|none] [--torch FILE.pt] [--profile]
 //     runs the network from one kernel per task (tuned ones from LOG, default
-//     schedules otherwise); with a TorchScript file of the same model
-//     (MODEL's stem + ".pt" when it exists, or --torch) PyTorch runs in the
-//     same rounds, interleaved, and --check compares the outputs with it;
-//     without one --check compares with Loom's reference interpreter;
+//     schedules otherwise); the baselines run in the same rounds, each after
+//     Loom's run: PyTorch where a TorchScript file of the same model is there
+//     (MODEL's stem + ".pt", or --torch), ONNX Runtime on an ONNX MODEL (a
+//     warning line where node or onnxruntime-node is missing); --check
+//     compares the outputs with each of them, with neither with Loom's
+//     reference interpreter;
 //     --profile times every kernel inside the network, per task, next to
 //     what the log measured for it alone.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "codegen/llvm/llvm_jit.h"
 #include "experiments/network_report.h"
@@ -147,7 +150,7 @@ void print_profile(graph::NetworkExecutor& ex, const Values& inputs, int rounds)
 int run_network_verb(const Args& a) {
   std::string model, torch_path;
   graph::ExecutorOptions opts;
-  bool check = false, no_torch = false, profile = false;
+  bool check = false, profile = false, use_torch = true, use_ort = true;
   int rounds = 10;
   double tol = 1e-3;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -163,10 +166,17 @@ int run_network_verb(const Args& a) {
     } else if (a[i] == "--torch") {
       if (i + 1 >= a.size()) throw LoomError("--torch needs a TorchScript file");
       torch_path = a[++i];
+    } else if (a[i] == "--baselines") {
+      if (i + 1 >= a.size()) throw LoomError("--baselines needs a list: torch, ort, torch,ort or none");
+      use_torch = use_ort = false;
+      std::stringstream list(a[++i]);
+      for (std::string b; std::getline(list, b, ',');) {
+        if (b == "torch") use_torch = true;
+        else if (b == "ort") use_ort = true;
+        else if (b != "none") throw LoomError("--baselines: unknown baseline '" + b + "' (known: torch, ort, none)");
+      }
     } else if (a[i] == "--profile") {
       profile = true;
-    } else if (a[i] == "--no-torch") {
-      no_torch = true;
     } else if (!a[i].empty() && a[i][0] == '-') {
       throw LoomError("unknown option " + a[i]);
     } else if (model.empty()) {
@@ -176,7 +186,9 @@ int run_network_verb(const Args& a) {
     }
   }
   if (model.empty()) throw LoomError("usage: loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check]");
-  if (torch_path.empty() && !no_torch) torch_path = torch_file_for(model);
+  NetworkBaselines baselines;
+  if (use_torch) baselines.torch_path = torch_path.empty() ? torch_file_for(model) : torch_path;
+  if (use_ort) baselines.onnx_path = onnx_file_for(model);
 
   Graph g = graph::load_graph(model);
   auto t0 = std::chrono::steady_clock::now();
@@ -206,20 +218,10 @@ int run_network_verb(const Args& a) {
   if (ex.pretransformed_bytes() > 0)
     std::printf("weights in kernel layouts: %.1f MB, transformed once at load\n", ex.pretransformed_bytes() / 1e6);
 
-  NetworkComparison c = compare_network(g, ex, torch_path, opts.threads, rounds, check, tol);
-  std::printf("Loom    median %.3f ms over %d rounds\n", c.loom_median_s() * 1e3, rounds);
-  if (!c.torch_s.empty())
-    std::printf("PyTorch median %.3f ms (%s, optimize_for_inference); Loom runs at %.2fx PyTorch's speed "
-                "(median of per-round ratios)\n",
-                c.torch_median_s() * 1e3, torch_path.c_str(), c.speed_ratio());
+  NetworkComparison c = compare_network(g, ex, baselines, opts.threads, rounds, check, tol);
+  std::printf("Loom median %.3f ms over %d rounds\n", c.loom_median_s() * 1e3, rounds);
+  std::printf("%s", comparison_lines(c, tol).c_str());
   if (profile) print_profile(ex, graph::random_graph_inputs(g, 1), rounds);
-  if (!check) return kExitOk;
-  for (const auto& w : c.warnings) std::printf("warning: %s\n", w.c_str());
-  for (size_t i = 0; i < c.outputs.size(); ++i) {
-    const Agreement& r = c.agreement[i];
-    std::printf("check %s against %s: %s (max |error| %.3g, output scale %.3g, tolerance %.0e x (|expected| + scale))\n",
-                c.outputs[i].c_str(), c.against.c_str(), r.ok ? "match" : "MISMATCH", r.max_abs, r.scale, tol);
-  }
   return c.outputs_match() ? kExitOk : kExitFailure;
 }
 

@@ -75,23 +75,16 @@ int report_verb(const Args& args) {
               plotted ? ", tuning.png" : " (plot skipped: python3-matplotlib missing?)");
   if (cfg.network.empty()) return kExitOk;
 
-  // A network config: the whole network against PyTorch, end to end.
+  // A network config: the whole network against PyTorch and ONNX Runtime, end to end.
   NetworkReport net = build_network_report(cfg, reports, opts);
   const NetworkComparison& e = net.end_to_end;
   std::printf("\n%s, %d thread%s: Loom %.3f ms", cfg.network.c_str(), net.threads, net.threads == 1 ? "" : "s",
               e.loom_median_s() * 1e3);
-  if (!e.torch_s.empty())
-    std::printf(", PyTorch %.3f ms: Loom runs at %.2fx PyTorch's speed (median of %zu per-round ratios)",
-                e.torch_median_s() * 1e3, e.speed_ratio(), e.torch_s.size());
-  else
-    std::printf(" (no TorchScript file next to the model: PyTorch not run)");
+  if (e.baselines.empty()) std::printf(" (no TorchScript file next to the model and no ONNX Runtime: no baseline)");
   std::printf("\nestimated from the tasks: %.3f ms%s; %d trials, tuning time %.0f s\n", net.estimated_s * 1e3,
               net.unmeasured_tasks ? (" (" + std::to_string(net.unmeasured_tasks) + " tasks unmeasured)").c_str() : "",
               net.trials, net.tuning_s);
-  for (const auto& w : e.warnings) std::printf("warning: %s\n", w.c_str());
-  for (size_t i = 0; i < e.outputs.size(); ++i)
-    std::printf("check %s against %s: %s (max |error| %.3g)\n", e.outputs[i].c_str(), e.against.c_str(),
-                e.agreement[i].ok ? "match" : "MISMATCH", e.agreement[i].max_abs);
+  std::printf("%s", comparison_lines(e, 1e-3).c_str());
   write_network_report(cfg, net, reports);
   const bool net_plotted = plot(cfg, "plot_network.py", "network.png");
   std::printf("report: %s/network.md, network.csv, network_curve.csv%s\n", cfg.report_dir.c_str(),

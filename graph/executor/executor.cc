@@ -8,6 +8,7 @@
 #include "graph/executor/default_schedule.h"
 #include "ir/error.h"
 #include "ir/lower.h"
+#include "measure/measurer.h"
 #include "measure/records.h"
 #include "measure/task.h"
 
@@ -48,8 +49,31 @@ std::vector<int> argument_inputs(const LoweredFunc& f, const ComputeDAG& dag) {
   return out;
 }
 
+void check_network_fits_memory(const Graph& g) {
+  const double limit = physical_memory_bytes();
+  if (limit <= 0) return;
+  // At least every graph input and output, and the largest value while it
+  // is written (the memory plan reuses the rest): a lower bound, enough to
+  // refuse a network that cannot run before anything is allocated.
+  double io = 0, largest = 0;
+  std::string largest_name;
+  auto bytes_of = [&](const std::string& v) { return 4.0 * static_cast<double>(num_elements(g.shape(v))); };
+  for (const auto& in : g.inputs) io += bytes_of(in.name);
+  for (const auto& out : g.outputs) io += bytes_of(out);
+  auto consider = [&](const std::string& v) {
+    if (bytes_of(v) > largest) largest = bytes_of(v), largest_name = v;
+  };
+  for (const auto& in : g.inputs) consider(in.name);
+  for (const auto& n : g.nodes) consider(n.output);
+  const double need = std::max(io, largest);
+  if (need <= limit) return;
+  throw LoomError("value '" + largest_name + "' [" + shape_string(g.shape(largest_name)) + "] is " +
+                  bytes_text(largest) + "; running the network needs at least " + bytes_text(need) +
+                  ", over the machine's physical memory of " + bytes_text(limit));
+}
+
 NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
-    : impl_(std::make_unique<Impl>()), tasks_(extract_tasks(g)) {
+    : impl_(std::make_unique<Impl>()), tasks_((check_network_fits_memory(g), extract_tasks(g))) {
   std::vector<MeasureRecord> records;
   if (!opts.log.empty()) records = load_records(opts.log);
   Target target;

@@ -37,6 +37,11 @@ struct KernelSummary {
 // from (a pre-transformed argument: its layout's source), -1 for an output.
 std::vector<int> argument_inputs(const LoweredFunc& f, const ComputeDAG& dag);
 
+// Throws LoomError naming the largest value and its size when the network's
+// tensors cannot fit in the machine's memory (checked before the executor
+// allocates anything).
+void check_network_fits_memory(const Graph& g);
+
 class NetworkExecutor {
  public:
   // Extracts the tasks (passes, fusion) and compiles every kernel. Throws

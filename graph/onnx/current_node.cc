@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "graph/onnx/importer.h"
+#include "graph/ops.h"
 #include "ir/error.h"
 
 namespace loom::graph::onnx_detail {
@@ -119,6 +120,13 @@ std::string Importer::emit(const std::string& op, std::vector<std::string> input
         throw LoomError("attribute " + key + "=" + value.dump() + " is out of range");
   const std::string name = suffix.empty() ? node_name_ : fresh_node(node_name_ + "_" + suffix);
   if (output.empty()) output = fresh_value(name);
+  // The output's shape, known from here on to every later node (ONNX's
+  // inference may not know it where shapes came from folded computations).
+  if (const OpDef* def = find_op(op)) {
+    std::vector<Shape> in_shapes;
+    for (const auto& i : inputs) in_shapes.push_back(shape_of(i));
+    inferred_[output] = def->infer_shape(in_shapes, resolve_attrs(*def, attrs));
+  }
   Node n;
   n.name = name;
   n.op = op;

@@ -285,9 +285,10 @@ int32_t Importer::elem_type(const std::string& name) const {
   return t && t->has_tensor_type() ? t->tensor_type().elem_type() : onnx::TensorProto::UNDEFINED;
 }
 
+// Booleans pass too: Loom carries them as float tensors of ones and zeros.
 void Importer::check_float(const std::string& value) {
   const int32_t t = elem_type(value);
-  if (t != onnx::TensorProto::UNDEFINED && t != onnx::TensorProto::FLOAT)
+  if (t != onnx::TensorProto::UNDEFINED && t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::BOOL)
     throw LoomError("value '" + value + "' has type " + type_name(t) + " (only float32 tensors are supported)");
   const onnx::TypeProto* type = type_of(value);
   if (type && !type->has_tensor_type() && type->value_case() != onnx::TypeProto::VALUE_NOT_SET)
@@ -296,6 +297,7 @@ void Importer::check_float(const std::string& value) {
 
 Shape Importer::shape_of(const std::string& name) {
   if (const Known* k = constant_data(name)) return k->shape;
+  if (auto it = inferred_.find(resolve(name)); it != inferred_.end()) return it->second;
   const onnx::TypeProto* t = type_of(name);
   if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape())
     throw LoomError("the shape of '" + name + "' is unknown (ONNX shape inference could not infer it)");
@@ -323,9 +325,17 @@ std::string Importer::data(const std::string& name) {
     return n;
   }
   if (const Known* k = known(n)) {
+    // Integer and boolean constants read as data (masks, indices compared
+    // with data) become float constants: exact up to 2^24.
+    std::vector<float> values = k->f;
     if (!k->is_float)
-      throw LoomError("value '" + n + "' is integer data (only float32 tensors are supported; integers only as shape data)");
-    out_.constants[n] = Constant{k->shape, k->f};
+      for (int64_t v : k->i) {
+        if (v > (int64_t{1} << 24) || v < -(int64_t{1} << 24))
+          throw LoomError("value '" + n + "' is integer data with " + std::to_string(v) +
+                          ", beyond what float32 holds exactly (only float32 tensors are supported)");
+        values.push_back(static_cast<float>(v));
+      }
+    out_.constants[n] = Constant{k->shape, std::move(values)};
     defined_.insert(n);
     return n;
   }
@@ -352,6 +362,7 @@ const std::map<std::string, Importer::Converter>& Importer::converters() {
   static const std::map<std::string, Converter> table = {
       {"Abs", [](Importer& m) { m.unary("abs"); }},
       {"Add", [](Importer& m) { m.binary("add"); }},
+      {"And", [](Importer& m) { m.compare(); }},
       {"AveragePool", [](Importer& m) { m.pool("avg_pool2d"); }},
       {"BatchNormalization", [](Importer& m) { m.batch_norm(); }},
       {"Cast", [](Importer& m) { m.cast(); }},
@@ -362,39 +373,64 @@ const std::map<std::string, Importer::Converter>& Importer::converters() {
       {"Conv", [](Importer& m) { m.conv(); }},
       {"Div", [](Importer& m) { m.binary("div"); }},
       {"Dropout", [](Importer& m) { m.dropout(); }},
+      {"Elu", [](Importer& m) { m.activation("elu", {{"alpha", 1.0f}}); }},
+      {"Equal", [](Importer& m) { m.compare(); }},
       {"Erf", [](Importer& m) { m.unary("erf"); }},
       {"Exp", [](Importer& m) { m.unary("exp"); }},
+      {"Expand", [](Importer& m) { m.expand(); }},
       {"Flatten", [](Importer& m) { m.flatten(); }},
       {"Gather", [](Importer& m) { m.gather(); }},
       {"Gelu", [](Importer& m) { m.gelu(); }},
       {"Gemm", [](Importer& m) { m.gemm(); }},
       {"GlobalAveragePool", [](Importer& m) { m.global_avg_pool(); }},
+      {"Greater", [](Importer& m) { m.compare(); }},
+      {"GreaterOrEqual", [](Importer& m) { m.compare(); }},
+      {"HardSigmoid", [](Importer& m) { m.activation("hard_sigmoid", {{"alpha", 0.2f}, {"beta", 0.5f}}); }},
+      {"HardSwish", [](Importer& m) { m.unary("hard_swish"); }},
       {"Identity", [](Importer& m) { m.identity(); }},
       {"LayerNormalization", [](Importer& m) { m.layer_norm(); }},
+      {"LeakyRelu", [](Importer& m) { m.activation("leaky_relu", {{"alpha", 0.01f}}); }},
+      {"Less", [](Importer& m) { m.compare(); }},
+      {"LessOrEqual", [](Importer& m) { m.compare(); }},
       {"Log", [](Importer& m) { m.unary("log"); }},
       {"MatMul", [](Importer& m) { m.matmul(); }},
       {"Max", [](Importer& m) { m.variadic("max"); }},
       {"MaxPool", [](Importer& m) { m.pool("max_pool2d"); }},
       {"Min", [](Importer& m) { m.variadic("min"); }},
+      {"Mod", [](Importer& m) { m.mod(); }},
       {"Mul", [](Importer& m) { m.binary("mul"); }},
       {"Neg", [](Importer& m) { m.unary("neg"); }},
+      {"Not", [](Importer& m) { m.logical_not(); }},
+      {"Or", [](Importer& m) { m.compare(); }},
       {"Pad", [](Importer& m) { m.pad(); }},
       {"Pow", [](Importer& m) { m.pow(); }},
+      {"PRelu", [](Importer& m) { m.prelu(); }},
+      {"Range", [](Importer& m) { m.range(); }},
+      {"Reciprocal", [](Importer& m) { m.unary("reciprocal"); }},
+      {"ReduceL2", [](Importer& m) { m.reduce("reduce_l2", 18); }},
       {"ReduceMax", [](Importer& m) { m.reduce("reduce_max", 18); }},
       {"ReduceMean", [](Importer& m) { m.reduce("reduce_mean", 18); }},
+      {"ReduceMin", [](Importer& m) { m.reduce("reduce_min", 18); }},
       {"ReduceSum", [](Importer& m) { m.reduce("reduce_sum", 13); }},
       {"Relu", [](Importer& m) { m.unary("relu"); }},
       {"Reshape", [](Importer& m) { m.reshape(); }},
+      {"Resize", [](Importer& m) { m.resize(); }},
       {"Shape", [](Importer& m) { m.shape(); }},
+      {"Selu", [](Importer& m) { m.activation("selu", {{"alpha", 1.67326319217681884765625f}, {"gamma", 1.05070102214813232421875f}}); }},
       {"Sigmoid", [](Importer& m) { m.unary("sigmoid"); }},
       {"Slice", [](Importer& m) { m.slice(); }},
       {"Softmax", [](Importer& m) { m.softmax(); }},
+      {"Softplus", [](Importer& m) { m.unary("softplus"); }},
+      {"Softsign", [](Importer& m) { m.unary("softsign"); }},
+      {"Split", [](Importer& m) { m.split(); }},
       {"Sqrt", [](Importer& m) { m.unary("sqrt"); }},
       {"Squeeze", [](Importer& m) { m.squeeze(); }},
       {"Sub", [](Importer& m) { m.binary("sub"); }},
       {"Tanh", [](Importer& m) { m.unary("tanh"); }},
+      {"Tile", [](Importer& m) { m.tile(); }},
       {"Transpose", [](Importer& m) { m.transpose(); }},
       {"Unsqueeze", [](Importer& m) { m.unsqueeze(); }},
+      {"Where", [](Importer& m) { m.where(); }},
   };
   return table;
 }
@@ -492,10 +528,12 @@ std::vector<float> read_onnx_tensor_file(const std::string& path, Shape* shape) 
   return with_prefix(path, [&] {
     onnx::TensorProto t;
     if (!parse_message(bytes, &t)) throw LoomError("not a valid TensorProto (protobuf parse failed)");
-    if (t.data_type() != onnx::TensorProto::FLOAT)
-      throw LoomError("tensor of type " + type_name(t.data_type()) + " (only float32 is supported)");
+    if (t.data_type() != onnx::TensorProto::FLOAT && t.data_type() != onnx::TensorProto::BOOL)
+      throw LoomError("tensor of type " + type_name(t.data_type()) + " (only float32 and bool are supported)");
     Known k = known_from_proto(t);
     if (shape) *shape = k.shape;
+    if (!k.is_float)
+      for (int64_t v : k.i) k.f.push_back(static_cast<float>(v));  // bool: ones and zeros
     return std::move(k.f);
   });
 }

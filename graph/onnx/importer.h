@@ -55,6 +55,13 @@ Known known_ints(Shape shape, std::vector<int64_t> values);
 Known known_from_proto(const onnx::TensorProto& t);
 
 std::vector<int64_t> strides_of(const Shape& s);  // row-major
+// The tensor of shape `shape` whose element j is src's element index[j]: every
+// data-movement fold (Gather, Slice, Concat, Transpose, Tile) is one of these.
+Known take(const Known& src, Shape shape, const std::vector<int64_t>& index);
+// f applied element-wise to known values with numpy broadcasting; the result
+// float or integer (ops_logic.cc).
+Known fold_broadcast(const std::vector<const Known*>& in, bool result_float,
+                     const std::function<double(const std::vector<double>&)>& f);
 // Calls fn with every multi-index of `shape`, row-major.
 void for_each_index(const Shape& shape, const std::function<void(const std::vector<int64_t>&)>& fn);
 
@@ -103,6 +110,7 @@ class Importer {
   bool output_used(int k) const;
   std::string output0();
   std::string main_output();
+  std::string bool_output();
   void require_inputs(int min, int max);
   const onnx::AttributeProto* attr(const std::string& name) const;
   void allow_attrs(const std::set<std::string>& names) const;
@@ -121,6 +129,9 @@ class Importer {
 
   // Converters, one per ONNX op (or family). Arithmetic (ops_math.cc):
   void unary(const std::string& op);
+  // An element-wise op with float attributes of the same names (ONNX's defaults).
+  void activation(const std::string& op, const std::vector<std::pair<std::string, float>>& attrs);
+  void prelu();
   void gelu();
   void binary(const std::string& op);
   void pow();
@@ -152,7 +163,22 @@ class Importer {
   // for Unsqueeze, optional for Squeeze).
   std::vector<int64_t> squeeze_axes(bool required);
   void reshape_to(const Shape& shape);  // the node's input 0 as `shape`
+  // Comparisons, logic and integer arithmetic (ops_logic.cc):
+  void compare();
+  void logical_not();
+  void where();
+  void mod();
+  void range();
+  bool fold_unary(const std::string& op);
+  bool fold_variadic(const std::string& op);
+  // Selecting, repeating and padding data (ops_indexing.cc):
+  void emit_slice(const std::string& value, const std::vector<int64_t>& first, const std::vector<int64_t>& step,
+                  const Shape& size, const std::string& output, const std::string& suffix = "");
   void slice();
+  void split();
+  void expand();
+  void tile();
+  void resize();
   void pad();
   // Constants and aliases (ops_values.cc):
   void identity();
@@ -174,6 +200,7 @@ class Importer {
   std::map<std::string, Known> known_;        // initializers (converted on use), Constant nodes, folds
   std::map<std::string, Known> known_inputs_; // OnnxImportOptions::known_input_files
   std::map<std::string, std::string> alias_;  // Identity, Dropout: output → value
+  std::map<std::string, Shape> inferred_;     // outputs of the Loom nodes so far: their shapes
   std::set<std::string> defined_;             // values of the Loom graph so far
   std::set<std::string> inputs_read_;         // graph inputs read as data
   std::set<std::string> node_names_;

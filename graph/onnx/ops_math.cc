@@ -42,7 +42,28 @@ Known fold_int_binary(const std::string& op, const Known& a, const Known& b) {
 void Importer::unary(const std::string& op) {
   allow_attrs({});
   require_inputs(1, 1);
+  if ((op == "neg" || op == "abs") && fold_unary(op)) return;
   emit(op, {data(in(0))}, json::object(), main_output());
+}
+
+void Importer::activation(const std::string& op, const std::vector<std::pair<std::string, float>>& attrs) {
+  std::set<std::string> names;
+  json a = json::object();
+  for (const auto& [name, def] : attrs) {
+    names.insert(name);
+    a[name] = attr_float(name, def);
+  }
+  allow_attrs(names);
+  require_inputs(1, 1);
+  emit(op, {data(in(0))}, a, main_output());
+}
+
+// PRelu's slope broadcasts to x (unidirectionally; Loom's binary ops
+// broadcast both ways, which is the same for a valid model).
+void Importer::prelu() {
+  allow_attrs({});
+  require_inputs(2, 2);
+  emit("prelu", {data(in(0)), data(in(1))}, json::object(), main_output());
 }
 
 // ONNX Gelu (opset 20) when a model has it; exporters of older opsets spell it with Erf.
@@ -84,6 +105,7 @@ void Importer::pow() {
 void Importer::variadic(const std::string& op) {
   allow_attrs({});
   require_inputs(1, INT_MAX);
+  if (fold_variadic(op)) return;
   const std::string output = main_output();
   if (num_inputs() == 1) {
     alias(output, in(0));

@@ -1,7 +1,7 @@
-// ONNX shape and data-movement ops: Flatten, Reshape, Transpose, Concat,
-// Unsqueeze and Squeeze onto Loom ops, or folded on known values; Shape,
-// Gather and Slice folded only (the shape computations exporters emit); Pad
-// in its no-op form.
+// ONNX shape ops: Flatten, Reshape, Transpose, Concat, Unsqueeze and
+// Squeeze onto Loom ops, or folded on known values; Shape folded (the shape
+// computations exporters emit). Slicing, padding and gathering data:
+// ops_indexing.cc.
 #include <algorithm>
 #include <climits>
 
@@ -10,8 +10,6 @@
 #include "ir/error.h"
 
 namespace loom::graph::onnx_detail {
-
-namespace {
 
 // The tensor of shape `shape` whose element j is src's element index[j]: every
 // data-movement fold (Gather, Slice, Concat, Transpose) is one of these.
@@ -25,6 +23,8 @@ Known take(const Known& src, Shape shape, const std::vector<int64_t>& index) {
   }
   return out;
 }
+
+namespace {
 
 // ONNX Reshape's target: 0 copies the input dim, one -1 is inferred.
 Shape reshape_target(const Shape& in, const std::vector<int64_t>& spec) {
@@ -224,33 +224,6 @@ void Importer::shape() {
   set_known(node_->output(0), known_ints({static_cast<int64_t>(dims.size())}, dims));
 }
 
-// Folded when data and indices are constants (shape computations); Gather of
-// data is not a Loom op.
-void Importer::gather() {
-  allow_attrs({"axis"});
-  require_inputs(2, 2);
-  const Known* d = known(in(0));
-  if (!d) throw LoomError("Gather of non-constant data is not supported (only constant and shape data are folded)");
-  const std::vector<int64_t> indices = const_ints(1, "the indices");
-  const Shape index_shape = constant_data(in(1))->shape;
-  const int64_t rank = static_cast<int64_t>(d->shape.size());
-  const int64_t axis = op_detail::normalize_axis(attr_int("axis", 0), rank);
-  const int64_t n = d->shape[axis];
-  const int64_t outer = num_elements(Shape(d->shape.begin(), d->shape.begin() + axis));
-  const int64_t inner = num_elements(Shape(d->shape.begin() + axis + 1, d->shape.end()));
-  Shape shape(d->shape.begin(), d->shape.begin() + axis);
-  shape.insert(shape.end(), index_shape.begin(), index_shape.end());
-  shape.insert(shape.end(), d->shape.begin() + axis + 1, d->shape.end());
-  std::vector<int64_t> index;
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t v : indices) {
-      const int64_t j = v < 0 ? v + n : v;
-      if (j < 0 || j >= n) throw LoomError("index " + std::to_string(v) + " is out of range for size " + std::to_string(n));
-      for (int64_t i = 0; i < inner; ++i) index.push_back((o * n + j) * inner + i);
-    }
-  set_known(node_->output(0), take(*d, shape, index));
-}
-
 std::vector<int64_t> Importer::squeeze_axes(bool required) {
   if (opset_ < 13) {
     allow_attrs({"axes"});
@@ -265,81 +238,5 @@ std::vector<int64_t> Importer::squeeze_axes(bool required) {
 void Importer::unsqueeze() { reshape_to(unsqueezed(shape_of(in(0)), squeeze_axes(true))); }
 
 void Importer::squeeze() { reshape_to(squeezed(shape_of(in(0)), squeeze_axes(false))); }
-
-// Folded on constants (shape computations); slicing data is not a Loom op.
-void Importer::slice() {
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (opset_ < 10) {
-    allow_attrs({"starts", "ends", "axes"});
-    require_inputs(1, 1);
-    starts = attr_ints("starts", {});
-    ends = attr_ints("ends", {});
-    axes = attr_ints("axes", {});
-  } else {
-    allow_attrs({});
-    require_inputs(3, 5);
-    starts = const_ints(1, "the starts");
-    ends = const_ints(2, "the ends");
-    if (has_in(3)) axes = const_ints(3, "the axes");
-    if (has_in(4)) steps = const_ints(4, "the steps");
-  }
-  const Known* d = known(in(0));
-  if (!d) throw LoomError("Slice of non-constant data is not supported (only constant and shape data are folded)");
-  const int64_t rank = static_cast<int64_t>(d->shape.size());
-  if (axes.empty())
-    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    throw LoomError("starts, ends, axes and steps differ in length");
-  std::vector<int64_t> first(rank, 0), step(rank, 1);
-  Shape shape = d->shape;
-  for (size_t k = 0; k < starts.size(); ++k) {
-    const int64_t a = op_detail::normalize_axis(axes[k], rank), dim = d->shape[a], st = steps[k];
-    if (st == 0) throw LoomError("a step of 0");
-    if (dim == 0) {
-      shape[a] = 0;
-      continue;
-    }
-    int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
-    int64_t e = ends[k] < 0 ? ends[k] + dim : ends[k];
-    if (st > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      shape[a] = std::max<int64_t>(0, (e - s + st - 1) / st);
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      shape[a] = std::max<int64_t>(0, (s - e - st - 1) / -st);
-    }
-    first[a] = s;
-    step[a] = st;
-  }
-  const auto strides = strides_of(d->shape);
-  std::vector<int64_t> index;
-  for_each_index(shape, [&](const std::vector<int64_t>& idx) {
-    int64_t j = 0;
-    for (int64_t a = 0; a < rank; ++a) j += (first[a] + idx[a] * step[a]) * strides[a];
-    index.push_back(j);
-  });
-  set_known(node_->output(0), take(*d, shape, index));
-}
-
-// Only the no-op form: exporters emit Pad with zero pads before AveragePool.
-void Importer::pad() {
-  std::vector<int64_t> pads;
-  if (opset_ < 11) {
-    allow_attrs({"mode", "pads", "value"});
-    require_inputs(1, 1);
-    pads = attr_ints("pads", {});
-  } else {
-    allow_attrs({"mode"});
-    require_inputs(2, 4);
-    pads = const_ints(1, "the pads");
-    if (has_in(3)) throw LoomError("the axes input is not supported");
-  }
-  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
-    throw LoomError("non-zero pads " + ints_string(pads) + " are not supported (only as a Conv or pool attribute)");
-  alias(main_output(), in(0));
-}
 
 }  // namespace loom::graph::onnx_detail

@@ -1,5 +1,6 @@
 // ONNX ops that only make or pass on values: Constant and ConstantOfShape
-// (known values), Cast (folded on known values, a no-op on float data),
+// (known values), Cast (folded on known values; on data between float and
+// bool, booleans being float ones and zeros),
 // Identity and Dropout (aliases).
 #include "graph/onnx/importer.h"
 #include "ir/error.h"
@@ -51,21 +52,32 @@ void Importer::cast() {
   require_inputs(1, 1);
   const int64_t to = attr_int("to", onnx::TensorProto::UNDEFINED);
   const bool to_float = to == onnx::TensorProto::FLOAT;
-  const bool to_int = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32;
+  const bool to_bool = to == onnx::TensorProto::BOOL;
+  const bool to_int = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32 || to_bool;
   if (const Known* k = known(in(0)); k && (to_float || to_int)) {
     Known out;
     out.shape = k->shape;
     out.is_float = to_float;
     for (int64_t j = 0; j < k->size(); ++j) {
       if (to_float) out.f.push_back(static_cast<float>(k->at(j)));
+      else if (to_bool) out.i.push_back(k->at(j) != 0);
       else out.i.push_back(k->is_float ? static_cast<int64_t>(k->f[j]) : k->i[j]);
     }
     set_known(node_->output(0), std::move(out));
     return;
   }
+  // Booleans on data are float ones and zeros: to float they stay as they
+  // are, and float data becomes one or zero.
   const int32_t from = elem_type(in(0));
-  if (to_float && (from == onnx::TensorProto::FLOAT || from == onnx::TensorProto::UNDEFINED) && !known(in(0))) {
+  const bool float_like =
+      from == onnx::TensorProto::FLOAT || from == onnx::TensorProto::UNDEFINED || from == onnx::TensorProto::BOOL;
+  if (float_like && to_float && !known(in(0))) {
     alias(main_output(), in(0));
+    return;
+  }
+  if (float_like && to_bool && !known(in(0))) {
+    if (from == onnx::TensorProto::BOOL) alias(bool_output(), in(0));
+    else emit("to_bool", {data(in(0))}, json::object(), bool_output());
     return;
   }
   throw LoomError("Cast to " + type_name(static_cast<int32_t>(to)) + " is not supported (only float32 data)");

@@ -95,9 +95,33 @@ Known known_from_proto(const onnx::TensorProto& t) {
       k.i.assign(v.begin(), v.end());
       break;
     }
+    case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::INT8: {
+      // Masks and small integer constants: one byte per element, or the
+      // int32_data field.
+      k.is_float = false;
+      if (t.has_raw_data()) {
+        if (static_cast<int64_t>(t.raw_data().size()) != n) throw LoomError("raw data of the wrong size");
+        for (char c : t.raw_data())
+          k.i.push_back(t.data_type() == onnx::TensorProto::INT8 ? static_cast<int8_t>(c) : static_cast<uint8_t>(c));
+      } else {
+        std::vector<int32_t> v;
+        copy_field(t.int32_data(), n, &v);
+        k.i.assign(v.begin(), v.end());
+      }
+      break;
+    }
+    case onnx::TensorProto::DOUBLE: {
+      std::vector<double> v;
+      if (t.has_raw_data()) copy_raw(t.raw_data(), n, &v);
+      else copy_field(t.double_data(), n, &v);
+      k.f.assign(v.begin(), v.end());
+      break;
+    }
     default:
       throw LoomError("tensor of type " + type_name(t.data_type()) +
-                      " (only float32 data and int64/int32 shape data are supported)");
+                      " (only float32/float64 data and int64/int32/int8/uint8/bool constants are supported)");
   }
   return k;
 }

@@ -46,6 +46,20 @@ Expr pow_fn(Expr a, Expr b) { return pow(a, b); }
 Expr max_fn(Expr a, Expr b) { return max(a, b); }
 Expr min_fn(Expr a, Expr b) { return min(a, b); }
 
+Expr prelu_fn(Expr x, Expr slope) { return select(x < float_imm(0.0), slope * x, x); }
+// Comparisons and logic on data give 1.0 or 0.0: a network's booleans
+// (masks, conditions) are float tensors of ones and zeros.
+Expr as_float(Expr cond) { return select(cond, float_imm(1.0), float_imm(0.0)); }
+Expr equal_fn(Expr a, Expr b) { return as_float(a == b); }
+Expr less_fn(Expr a, Expr b) { return as_float(a < b); }
+Expr less_equal_fn(Expr a, Expr b) { return as_float(a <= b); }
+Expr greater_fn(Expr a, Expr b) { return as_float(a > b); }
+Expr greater_equal_fn(Expr a, Expr b) { return as_float(a >= b); }
+Expr and_fn(Expr a, Expr b) { return as_float(a != float_imm(0.0) && b != float_imm(0.0)); }
+Expr or_fn(Expr a, Expr b) { return as_float(a != float_imm(0.0) || b != float_imm(0.0)); }
+
+double attr_f(const nlohmann::json& a, const char* name) { return a[name].get<double>(); }
+
 Expr gelu(Expr x, const nlohmann::json& attrs) {
   const std::string approx = attrs["approximate"].get<std::string>();
   if (approx == "tanh") {
@@ -79,6 +93,66 @@ void register_elementwise_ops(std::vector<OpDef>& out) {
       "pow_scalar", "x ^ exponent (a constant)",
       [](Expr x, const nlohmann::json& a) { return pow(x, float_imm(a["exponent"].get<double>())); },
       {{"exponent", nlohmann::json(), "the constant exponent", 1.0}}));
+  out.push_back(unary("reciprocal", "1 / x", [](Expr x, const nlohmann::json&) { return float_imm(1.0) / x; }));
+  out.push_back(unary("not", "1 where x is 0, else 0 (booleans as 1.0 / 0.0)",
+                      [](Expr x, const nlohmann::json&) { return as_float(x == float_imm(0.0)); }));
+  out.push_back(unary("to_bool", "1 where x is not 0, else 0 (a cast to bool)",
+                      [](Expr x, const nlohmann::json&) { return as_float(x != float_imm(0.0)); }));
+  out.push_back(unary(
+      "hard_sigmoid", "max(0, min(1, alpha * x + beta))",
+      [](Expr x, const nlohmann::json& a) {
+        return max(float_imm(0.0), min(float_imm(1.0), float_imm(attr_f(a, "alpha")) * x + float_imm(attr_f(a, "beta"))));
+      },
+      {{"alpha", 0.2, "slope"}, {"beta", 0.5, "offset"}}));
+  out.push_back(unary("hard_swish", "x * max(0, min(1, x / 6 + 0.5))", [](Expr x, const nlohmann::json&) {
+    return x * max(float_imm(0.0), min(float_imm(1.0), x * float_imm(1.0 / 6.0) + float_imm(0.5)));
+  }));
+  out.push_back(unary(
+      "leaky_relu", "x where x >= 0, else alpha * x",
+      [](Expr x, const nlohmann::json& a) { return select(x < float_imm(0.0), float_imm(attr_f(a, "alpha")) * x, x); },
+      {{"alpha", 0.01, "the slope below 0"}}));
+  out.push_back(unary(
+      "elu", "x where x >= 0, else alpha * (exp(x) - 1)",
+      [](Expr x, const nlohmann::json& a) {
+        return select(x < float_imm(0.0), float_imm(attr_f(a, "alpha")) * (exp(x) - float_imm(1.0)), x);
+      },
+      {{"alpha", 1.0, "the scale below 0"}}));
+  out.push_back(unary(
+      "selu", "gamma * (x where x > 0, else alpha * (exp(x) - 1))",
+      [](Expr x, const nlohmann::json& a) {
+        return float_imm(attr_f(a, "gamma")) *
+               select(x <= float_imm(0.0), float_imm(attr_f(a, "alpha")) * (exp(x) - float_imm(1.0)), x);
+      },
+      {{"alpha", 1.6732632423543772, "the scale below 0"}, {"gamma", 1.0507009873554805, "the output scale"}}));
+  // max(x, 0) + log(1 + exp(-|x|)): log(1 + exp(x)) without overflow.
+  out.push_back(unary("softplus", "log(1 + exp(x))", [](Expr x, const nlohmann::json&) {
+    return max(x, float_imm(0.0)) + log(float_imm(1.0) + exp(-fabs(x)));
+  }));
+  out.push_back(unary("softsign", "x / (1 + |x|)",
+                      [](Expr x, const nlohmann::json&) { return x / (float_imm(1.0) + fabs(x)); }));
+  out.push_back(binary("prelu", "x where x >= 0, else slope * x (slope broadcast to x)", prelu_fn));
+  out.push_back(binary("equal", "1 where a == b, else 0", equal_fn));
+  out.push_back(binary("less", "1 where a < b, else 0", less_fn));
+  out.push_back(binary("less_equal", "1 where a <= b, else 0", less_equal_fn));
+  out.push_back(binary("greater", "1 where a > b, else 0", greater_fn));
+  out.push_back(binary("greater_equal", "1 where a >= b, else 0", greater_equal_fn));
+  out.push_back(binary("and", "1 where a and b are not 0, else 0", and_fn));
+  out.push_back(binary("or", "1 where a or b is not 0, else 0", or_fn));
+  out.push_back(make_op(
+      "where", "a where cond is not 0, else b (numpy broadcasting of all three)", 3, 3, OpPattern::kBroadcast, {},
+      [](const std::vector<Shape>& in, const nlohmann::json&) {
+        return broadcast_shapes(broadcast_shapes(in[0], in[1]), in[2]);
+      },
+      [](const std::vector<Tensor>& in, const nlohmann::json&, const std::string& out) {
+        const Tensor &c = in[0], &a = in[1], &b = in[2];
+        return compute_with_axes(
+            broadcast_shapes(broadcast_shapes(c.shape(), a.shape()), b.shape()),
+            [&](const std::vector<Var>& v) {
+              return select(c(broadcast_indices(c, v)) != float_imm(0.0), a(broadcast_indices(a, v)),
+                            b(broadcast_indices(b, v)));
+            },
+            out);
+      }));
   out.push_back(binary("add", "a + b", add_fn));
   out.push_back(binary("sub", "a - b", sub_fn));
   out.push_back(binary("mul", "a * b", mul_fn));

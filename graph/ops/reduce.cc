@@ -1,5 +1,7 @@
-// Reductions over a set of axes: reduce_mean, reduce_sum, reduce_max.
+// Reductions over a set of axes: reduce_sum, reduce_max, reduce_min,
+// reduce_mean, reduce_l2.
 #include <algorithm>
+#include <functional>
 
 #include "graph/ops.h"
 #include "ir/error.h"
@@ -65,21 +67,31 @@ Shape reduced_shape(const Shape& in, const std::vector<int64_t>& axes, bool keep
   return out;
 }
 
-OpDef reduce_op(const std::string& name, const std::string& doc, ReduceKind kind, bool mean) {
+// What a reduction does around its sum, max or min.
+enum class Around { kNothing, kMean, kL2 };
+
+OpDef reduce_op(const std::string& name, const std::string& doc, ReduceKind kind, Around around = Around::kNothing) {
   auto shape = [](const std::vector<Shape>& in, const nlohmann::json& a) {
     return reduced_shape(in[0], normalize_axes(a["axes"], in[0].size()), a["keepdims"].get<int>() != 0);
   };
-  auto lower = [kind, mean](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& out) {
+  auto lower = [kind, around](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& out) {
     const Tensor& x = in[0];
     auto axes = normalize_axes(a["axes"], x.ndim());
     const bool keep = a["keepdims"].get<int>() != 0;
-    if (!mean) return reduce_over(x, axes, keep, kind, out);
+    if (around == Around::kNothing) return reduce_over(x, axes, keep, kind, out);
+    auto each = [](const Tensor& t, const std::function<Expr(Expr)>& f, const std::string& n) {
+      return compute_with_axes(
+          t.shape(), [&](const std::vector<Var>& v) { return f(t(std::vector<Expr>(v.begin(), v.end()))); }, n);
+    };
+    if (around == Around::kL2) {
+      Tensor sq = each(x, [](Expr e) { return e * e; }, out + "_sq");
+      Tensor s = reduce_over(sq, axes, keep, ReduceKind::kSum, out + "_sum");
+      return each(s, [](Expr e) { return sqrt(e); }, out);
+    }
     int64_t count = 1;
     for (int64_t d : axes) count *= x.shape()[d];
     Tensor s = reduce_over(x, axes, keep, ReduceKind::kSum, out + "_sum");
-    return compute_with_axes(
-        s.shape(), [&](const std::vector<Var>& v) { return s(std::vector<Expr>(v.begin(), v.end())) * float_imm(1.0 / count); },
-        out);
+    return each(s, [count](Expr e) { return e * float_imm(1.0 / count); }, out);
   };
   return make_op(name, doc, 1, 1, OpPattern::kCommReduce,
                  {{"axes", nlohmann::json::array(), "axes to reduce (empty: all)", {0}},
@@ -90,9 +102,11 @@ OpDef reduce_op(const std::string& name, const std::string& doc, ReduceKind kind
 }  // namespace
 
 void register_reduce_ops(std::vector<OpDef>& out) {
-  out.push_back(reduce_op("reduce_sum", "sum over axes", ReduceKind::kSum, false));
-  out.push_back(reduce_op("reduce_max", "max over axes", ReduceKind::kMax, false));
-  out.push_back(reduce_op("reduce_mean", "mean over axes", ReduceKind::kSum, true));
+  out.push_back(reduce_op("reduce_sum", "sum over axes", ReduceKind::kSum));
+  out.push_back(reduce_op("reduce_max", "max over axes", ReduceKind::kMax));
+  out.push_back(reduce_op("reduce_min", "min over axes", ReduceKind::kMin));
+  out.push_back(reduce_op("reduce_mean", "mean over axes", ReduceKind::kSum, Around::kMean));
+  out.push_back(reduce_op("reduce_l2", "sqrt of the sum of squares over axes", ReduceKind::kSum, Around::kL2));
 }
 
 }  // namespace loom::graph::op_detail

@@ -96,14 +96,45 @@ TEST_F(LoomNetwork, RunMatchesPyTorchOnTwoThreads) {
   EXPECT_NE(r.output.find("PyTorch median"), std::string::npos) << r.output;
 }
 
+// ONNX Runtime (scripts/setup.sh installs onnxruntime-node) runs the same
+// ONNX file in the same rounds; --check compares Loom's outputs with its.
+TEST_F(LoomNetwork, RunTimesOnnxRuntimeInTheSameRoundsAndChecksAgainstIt) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --baselines ort --rounds 2 --check");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ONNX Runtime median "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Loom runs at "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("x ONNX Runtime's speed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("check output against ONNX Runtime: match"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("PyTorch median"), std::string::npos) << r.output;
+}
+
+TEST_F(LoomNetwork, RunWithoutOnnxRuntimeWarnsInOneLineAndGoesOn) {
+  setenv("LOOM_ONNXRUNTIME", model("no_such_package").c_str(), 1);
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --rounds 1 --check");
+  unsetenv("LOOM_ONNXRUNTIME");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: ONNX Runtime skipped: onnxruntime-node is not installed at " +
+                          model("no_such_package")),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("check output against PyTorch (the frozen module): match"), std::string::npos) << r.output;
+}
+
+TEST_F(LoomNetwork, RunRefusesAnUnknownBaseline) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --baselines tvm");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--baselines: unknown baseline 'tvm' (known: torch, ort, none)"), std::string::npos)
+      << r.output;
+}
+
 TEST_F(LoomNetwork, RunWithoutTorchScriptChecksAgainstTheInterpreter) {
-  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --no-torch --rounds 1 --check");
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --baselines none --rounds 1 --check");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("against the reference interpreter: match"), std::string::npos) << r.output;
 }
 
 TEST_F(LoomNetwork, ProfileListsEveryTaskWithItsTimeInTheNetwork) {
-  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --no-torch --rounds 2 --profile");
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --baselines none --rounds 2 --profile");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("profile (2 runs): kernels "), std::string::npos) << r.output;
   for (const char* task : {"conv2d+relu 1x8x8x8", "conv2d+add+relu 1x8x8x8", "gemm 1x10"})
@@ -152,7 +183,7 @@ TEST_F(LoomNetwork, NetworkConfigTunesTheModelsTasksAndItsLogRunsTheNetwork) {
   EXPECT_NE(tune.output.find("weighted total latency"), std::string::npos) << tune.output;
   const std::string log = model("tiny_cnn.jsonl");  // named after the model
   ASSERT_TRUE(fs::exists(log));
-  Result run = run_loom("network run " + model("tiny_cnn.onnx") + " --log " + log + " --no-torch --rounds 1 --check");
+  Result run = run_loom("network run " + model("tiny_cnn.onnx") + " --log " + log + " --baselines none --rounds 1 --check");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("(2 tuned from the log, 4 default schedules)"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("warning: " + log + " has no valid record for task"), std::string::npos) << run.output;
@@ -160,20 +191,23 @@ TEST_F(LoomNetwork, NetworkConfigTunesTheModelsTasksAndItsLogRunsTheNetwork) {
 }
 
 // Every task gets one round of trials; the report then runs the whole
-// network against PyTorch and writes the table, the per-task breakdown and
+// network against PyTorch and ONNX Runtime and writes the table, the per-task breakdown and
 // the curve of the estimated latency.
-TEST_F(LoomNetwork, ReportOfANetworkConfigComparesTheWholeNetworkWithPyTorch) {
+TEST_F(LoomNetwork, ReportOfANetworkConfigComparesTheWholeNetworkWithPyTorchAndOnnxRuntime) {
   const std::string config = tuned_tiny_cnn("tiny_cnn_report", 1, 24);
   ASSERT_NE(config, "");
   Result report = run_loom("report " + config + " --rounds 1");
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("Loom runs at"), std::string::npos) << report.output;
   EXPECT_NE(report.output.find("against PyTorch (the frozen module): match"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("x ONNX Runtime's speed"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("check output against ONNX Runtime: match"), std::string::npos) << report.output;
   EXPECT_NE(report.output.find("24 trials"), std::string::npos) << report.output;
   const fs::path dir = dir_ / "tiny_cnn_report_report";
   std::ifstream md(dir / "network.md");
   std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("| tiny_cnn.onnx | 1 | "), std::string::npos) << text;
+  EXPECT_NE(text.find("| ONNX Runtime (ms) | Loom's speed / ONNX Runtime's |"), std::string::npos) << text;
   EXPECT_EQ(text.find("unmeasured"), std::string::npos) << text;
   std::ifstream curve(dir / "network_curve.csv");
   std::string header, first;

@@ -68,6 +68,35 @@ Graph small_attention() {
   return b.build({"y"});
 }
 
+// The data-movement and activation ops of mobile CNNs, segmentation heads
+// and transformers in one network: a channel split (slice), reflect and
+// edge pads, a bilinear and a nearest resize, a gather of two rows, a mask
+// made by a comparison applied with where, hard-swish, leaky ReLU, PReLU.
+Graph movement_ops() {
+  GraphBuilder b;
+  b.input("x", {1, 4, 6, 6}).pattern_constant("w", {4, 2, 3, 3}, 1).pattern_constant("slope", {4, 1, 1}, 2);
+  b.constant("half", {}, {0.5f}).constant("fill", {}, {-3.0f});
+  b.node("slice", {"x"}, "lo", {{"starts", {0, 0, 0, 0}}, {"steps", {1, 1, 1, 1}}, {"sizes", {1, 2, 6, 6}}})
+      .node("slice", {"x"}, "hi", {{"starts", {0, 3, 5, 0}}, {"steps", {1, -1, -1, 2}}, {"sizes", {1, 2, 6, 3}}})
+      .node("pad", {"lo"}, "lo_p", {{"pads", {0, 0, 1, 1, 0, 0, 1, 1}}, {"mode", "reflect"}})
+      .node("conv2d", {"lo_p", "w"}, "c")
+      .node("hard_swish", {"c"}, "hs")
+      .node("resize", {"hi"}, "up",
+            {{"sizes", {1, 2, 12, 6}}, {"scale_num", {1, 1, 2, 2}}, {"scale_den", {1, 1, 1, 1}}, {"mode", "linear"},
+             {"coordinate_transformation_mode", "half_pixel"}})
+      .node("pad", {"hs"}, "hs_p", {{"pads", {0, 0, 3, 0, 0, 0, 3, 0}}, {"mode", "edge"}})
+      .node("resize", {"hs_p"}, "hs_up",
+            {{"sizes", {1, 4, 12, 6}}, {"scale_num", {1, 1, 1, 1}}, {"scale_den", {1, 1, 1, 1}}, {"mode", "nearest"},
+             {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}})
+      .node("take", {"up"}, "rows", {{"axis", 1}, {"indices", {1, 0, 1, 1}}})
+      .node("add", {"rows", "hs_up"}, "sum")
+      .node("greater", {"sum", "half"}, "mask")
+      .node("where", {"mask", "sum", "fill"}, "masked")
+      .node("leaky_relu", {"masked"}, "lr", {{"alpha", 0.1}})
+      .node("prelu", {"lr", "slope"}, "y");
+  return b.build({"y"});
+}
+
 // A log (in the temp directory) holding one measured record of `s`.
 std::string write_log(const std::string& file, const Task& task, const State& s) {
   MeasureRecord rec;
@@ -89,6 +118,12 @@ void expect_matches_interpreter(const Graph& g, int threads) {
   for (const auto& o : g.outputs) EXPECT_EQ(compare_outputs(got.at(o), want.at(o), 1e-3, 1e-4), "") << o;
 }
 
+TEST(NetworkExecutor, MovementAndActivationOpsMatchTheInterpreterOnOneThread) {
+  expect_matches_interpreter(movement_ops(), 1);
+}
+TEST(NetworkExecutor, MovementAndActivationOpsMatchTheInterpreterOnTwoThreads) {
+  expect_matches_interpreter(movement_ops(), 2);
+}
 TEST(NetworkExecutor, SmallResNetMatchesTheInterpreterOnOneThread) { expect_matches_interpreter(small_resnet(), 1); }
 TEST(NetworkExecutor, SmallResNetMatchesTheInterpreterOnTwoThreads) { expect_matches_interpreter(small_resnet(), 2); }
 TEST(NetworkExecutor, AttentionBlockMatchesTheInterpreterOnOneThread) { expect_matches_interpreter(small_attention(), 1); }
@@ -160,6 +195,19 @@ TEST(NetworkExecutor, RejectsAMissingInputNamingIt) {
   } catch (const LoomError& e) {
     EXPECT_STREQ(e.what(), "input 'x': no value given");
   }
+}
+
+// A 3x3 conv on a 1x3x60000x60000 image: its 107 GiB output cannot be
+// allocated on any machine that runs these tests, so the executor refuses
+// before allocating, naming the value and its size.
+TEST(NetworkExecutor, RefusesANetworkWhoseTensorsCannotFitNamingTheLargest) {
+  GraphBuilder b;
+  b.input("x", {1, 3, 60000, 60000}).pattern_constant("w", {8, 3, 3, 3});
+  b.node("conv2d", {"x", "w"}, "y", {{"pads", {1, 1, 1, 1}}});
+  const std::string msg = testing::error_of([&] { NetworkExecutor ex(b.build({"y"}), {1}); });
+  EXPECT_NE(msg.find("value 'y' [1x8x60000x60000] is 107.3 GiB"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("over the machine's physical memory"), std::string::npos) << msg;
+  EXPECT_TRUE(testing::one_line(msg)) << msg;
 }
 
 }  // namespace

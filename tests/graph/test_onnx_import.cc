@@ -140,10 +140,32 @@ TEST_F(TinyModels, OpsModelImportsEveryOtherOperatorAndMatchesPyTorch) {
   expect_pytorch_numbers("tiny_ops", g);
 }
 
+TEST_F(TinyModels, MobileModelImportsSplitsPadsResizesAndMasksAndMatchesPyTorch) {
+  Graph g = import_onnx(model("tiny_mobile").string());
+  std::map<std::string, int> counts = op_counts(g);
+  // chunk and split: slices of data; the causal mask: a constant read by where.
+  for (const char* op : {"slice", "pad", "hard_sigmoid", "resize", "leaky_relu", "elu", "prelu", "where"})
+    EXPECT_GE(counts[op], 1) << op;
+  EXPECT_EQ(counts["resize"], 2);
+  expect_pytorch_numbers("tiny_mobile", g);
+}
+
+TEST_F(TinyModels, CubicResizeIsRefusedNamingTheNodeAndTheMode) {
+  const std::string path = model("bad_resize_cubic").string();
+  EXPECT_EQ(error_of([&] { import_onnx(path); }),
+            path + ": node 'upsample' (Resize): attribute mode=cubic is not supported (nearest, linear)");
+}
+
+TEST_F(TinyModels, SplitSizesThatDoNotAddUpNameTheNode) {
+  const std::string path = model("bad_split_sizes").string();
+  EXPECT_EQ(error_of([&] { import_onnx(path); }),
+            path + ": node 'split_channels' (Split): split sizes [1,2] add up to 3, not dim 1's 2");
+}
+
 // The executor's compiled kernels (default schedules) against PyTorch's own
 // output for the saved input.
 TEST_F(TinyModels, ExecutorMatchesPyTorchOnEveryTinyModelOnOneAndTwoThreads) {
-  for (const char* name : {"tiny_cnn", "tiny_attention", "tiny_ops"}) {
+  for (const char* name : {"tiny_cnn", "tiny_attention", "tiny_ops", "tiny_mobile"}) {
     Graph g = import_onnx(model(name).string());
     for (int threads : {1, 2}) {
       NetworkExecutor ex(g, {threads});
@@ -157,7 +179,7 @@ TEST_F(TinyModels, ExecutorMatchesPyTorchOnEveryTinyModelOnOneAndTwoThreads) {
 TEST_F(TinyModels, MismatchedShapesNameTheNode) {
   const std::string path = model("bad_mismatched_shapes").string();
   EXPECT_EQ(error_of([&] { import_onnx(path); }),
-            path + ": node 'add_ab' (add): shapes 2x3 and 4x5 do not broadcast");
+            path + ": node 'add_ab' (Add): shapes 2x3 and 4x5 do not broadcast");
 }
 
 TEST_F(TinyModels, ShapeComputationsFoldIntoTheReshape) {
