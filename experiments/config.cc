@@ -25,7 +25,7 @@ std::string string(const nlohmann::json& j, const std::string& path) {
 // The tasks of a network config's model, and its batch checked; returns the
 // bytes of its weights.
 int64_t add_network_tasks(ExperimentConfig& c) {
-  graph::Graph g = graph::load_graph(c.network);
+  graph::Graph g = graph::load_graph(c.network, c.input_shapes);
   for (const auto& in : g.inputs) {
     if (c.batch > 0 && (in.shape.empty() || in.shape[0] != c.batch))
       throw LoomError("batch: " + c.network + " has input '" + in.name + "' of shape " + graph::shape_string(in.shape) +
@@ -48,8 +48,8 @@ int64_t add_network_tasks(ExperimentConfig& c) {
 }  // namespace
 
 ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
-  check_keys(j, "", {"name", "comment", "target", "tasks", "network", "batch", "search", "cost_model", "measure",
-                     "baselines", "outputs"});
+  check_keys(j, "", {"name", "comment", "target", "tasks", "network", "batch", "input_shapes", "search", "cost_model",
+                     "measure", "baselines", "outputs"});
   ExperimentConfig c;
   if (j.contains("name")) c.name = string(j["name"], "name");
   if (j.contains("target")) {
@@ -65,12 +65,29 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
     if (c.network.empty()) throw LoomError("network: expected a model file");
     if (j.contains("tasks")) throw LoomError("tasks: a network config lists no tasks (they are the network's)");
     if (j.contains("batch")) c.batch = integer(j["batch"], "batch", 1, 1 << 20);
+    if (j.contains("input_shapes")) {
+      const auto& shapes = j["input_shapes"];
+      if (!shapes.is_object()) throw LoomError("input_shapes: expected {\"NAME\": [dims...], ...}, got " + shapes.dump());
+      for (const auto& [name, dims] : shapes.items()) {
+        std::string spec = name + "=";
+        if (!dims.is_array() || dims.empty()) throw LoomError("input_shapes." + name + ": expected a list of dims");
+        for (size_t d = 0; d < dims.size(); ++d) {
+          if (!dims[d].is_number_integer()) throw LoomError("input_shapes." + name + ": expected integer dims");
+          spec += (d ? "x" : "") + std::to_string(dims[d].get<int64_t>());
+        }
+        try {
+          graph::parse_input_shape(spec, c.input_shapes);
+        } catch (const LoomError& e) {
+          throw LoomError("input_shapes." + name + ": " + e.what());
+        }
+      }
+    }
     if (!j.contains("name")) c.name = std::filesystem::path(c.network).stem().string();
     // A network is compared with PyTorch end to end; each task's main
     // operator with oneDNN's primitive for it (loom report).
     c.baselines = {"onednn"};
-  } else if (j.contains("batch")) {
-    throw LoomError("batch: only a network config has a batch");
+  } else if (j.contains("batch") || j.contains("input_shapes")) {
+    throw LoomError(std::string(j.contains("batch") ? "batch" : "input_shapes") + ": only a network config has one");
   } else if (!j.contains("tasks") || !j["tasks"].is_array() || j["tasks"].empty()) {
     throw LoomError("tasks: expected a non-empty array of tasks");
   }
@@ -210,6 +227,7 @@ nlohmann::json ExperimentConfig::to_json() const {
     // The model's tasks are its subgraphs: named by the model, not listed.
     out["network"] = network;
     if (batch > 0) out["batch"] = batch;
+    if (!input_shapes.empty()) out["input_shapes"] = input_shapes;
     return out;
   }
   nlohmann::json tl = nlohmann::json::array();

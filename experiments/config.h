@@ -4,6 +4,8 @@
 // integer"). The full schema is documented in experiments/README.md.
 #pragma once
 
+#include "graph/graph.h"
+
 #include <string>
 #include <vector>
 
@@ -31,6 +33,9 @@ struct ExperimentConfig {
   // given, must be the model's batch (the first dimension of its inputs).
   std::string network;
   int batch = 0;
+  // `input_shapes`: {"input_ids": [1, 128]} pins the model's dynamic input
+  // dimensions (graph::load_graph).
+  graph::InputShapes input_shapes;
   SearchSettings search;
   std::string cost_model = "xgb";               // xgb | mlp | random
   nlohmann::json cost_model_options = nlohmann::json::object();

@@ -39,7 +39,7 @@ struct Kernel {
 
 NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<MeasureRecord>& records) {
   if (cfg.network.empty()) throw LoomError("export_network: " + cfg.name + " is not a network config");
-  const graph::Graph model = graph::load_graph(cfg.network);
+  const graph::Graph model = graph::load_graph(cfg.network, cfg.input_shapes);
   const graph::NetworkTasks nt = graph::extract_tasks(model);
   const graph::Graph& g = nt.graph;
   const int threads = cfg.target.threads;
@@ -218,7 +218,7 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
 NetworkExportCheck check_network_export(const ExperimentConfig& cfg, const NetworkExport& e,
                                         const std::string& compiler, int rounds) {
   NetworkExportCheck r;
-  const graph::Graph model = graph::load_graph(cfg.network);
+  const graph::Graph model = graph::load_graph(cfg.network, cfg.input_shapes);
   const fs::path dir(cfg.export_dir);
   const graph::Values inputs = graph::random_graph_inputs(model, 1);
   // The harness: init, one run writing the outputs, then `rounds` timed runs.

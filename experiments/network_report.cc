@@ -235,7 +235,7 @@ NetworkReport build_network_report(const ExperimentConfig& cfg, const std::vecto
   r.tuning_s = static_cast<double>(last - first);
   r.curve = estimate_curve(cfg, records);
 
-  graph::Graph g = graph::load_graph(cfg.network);
+  graph::Graph g = graph::load_graph(cfg.network, cfg.input_shapes);
   graph::ExecutorOptions eo;
   eo.threads = cfg.target.threads;
   eo.log = cfg.log_path;

@@ -1,7 +1,9 @@
 #include "graph/graph.h"
 
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <set>
 
 #include "graph/onnx_import.h"
@@ -286,12 +288,31 @@ void save_graph(const Graph& g, const std::string& path) {
   if (!out) throw LoomError("cannot write " + path);
 }
 
-Graph load_graph(const std::string& path) {
+void parse_input_shape(const std::string& spec, InputShapes& shapes) {
+  const size_t eq = spec.find('=');
+  const std::string usage = "shape '" + spec + "': expected NAME=DIMxDIMx... (e.g. input_ids=1x128)";
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw LoomError(usage);
+  Shape dims;
+  std::stringstream parts(spec.substr(eq + 1));
+  for (std::string d; std::getline(parts, d, 'x');) {
+    if (d.empty() || d.size() > 12 || d.find_first_not_of("0123456789") != std::string::npos) throw LoomError(usage);
+    dims.push_back(std::stoll(d));
+    if (dims.back() < 1) throw LoomError(usage);
+  }
+  checked_elements(dims, "shape '" + spec + "'");
+  shapes[spec.substr(0, eq)] = dims;
+}
+
+Graph load_graph(const std::string& path, const InputShapes& shapes) {
   auto ends_with = [&](const char* ext) {
     const size_t n = std::char_traits<char>::length(ext);
     return path.size() >= n && path.compare(path.size() - n, n, ext) == 0;
   };
-  if (ends_with(".onnx")) return import_onnx(path);
+  if (ends_with(".onnx")) {
+    OnnxImportOptions options;
+    options.input_shapes = shapes;
+    return import_onnx(path, options);
+  }
   if (!ends_with(".json")) throw LoomError(path + ": expected a model file ending in .onnx or .json");
   std::ifstream in(path);
   if (!in) throw LoomError(path + ": cannot open");
@@ -302,11 +323,21 @@ Graph load_graph(const std::string& path) {
     throw LoomError(path + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   const size_t slash = path.find_last_of('/');
+  Graph g;
   try {
-    return graph_from_json(j, slash == std::string::npos ? "" : path.substr(0, slash));
+    g = graph_from_json(j, slash == std::string::npos ? "" : path.substr(0, slash));
   } catch (const LoomError& e) {
     throw LoomError(path + ": " + e.what());
   }
+  // A graph's shapes are static: a pin can only agree with them.
+  for (const auto& [name, shape] : shapes) {
+    auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const GraphInput& in) { return in.name == name; });
+    if (it == g.inputs.end()) throw LoomError(path + ": no input '" + name + "' to give a shape");
+    if (it->shape != shape)
+      throw LoomError(path + ": input '" + name + "' has shape " + shape_string(it->shape) + ", not " +
+                      shape_string(shape));
+  }
+  return g;
 }
 
 }  // namespace loom::graph

@@ -93,8 +93,15 @@ Graph graph_from_json(const nlohmann::json& j, const std::string& dir);
 // Writes PATH (JSON) and the weights file next to it (PATH without ".json"
 // plus ".bin").
 void save_graph(const Graph& g, const std::string& path);
+// Static shapes for graph inputs, by name: what pins an ONNX model's
+// dynamic dimensions (batch, sequence) before shape inference.
+using InputShapes = std::map<std::string, Shape>;
+// "input_ids=1x128" -> {"input_ids", {1, 128}} into `shapes`; a malformed
+// spec throws LoomError naming it.
+void parse_input_shape(const std::string& spec, InputShapes& shapes);
+
 // A model file: Loom's graph JSON (*.json) or ONNX (*.onnx, graph/onnx_import.h
-// when built with it). Validated.
-Graph load_graph(const std::string& path);
+// when built with it), with `shapes` pinning its inputs. Validated.
+Graph load_graph(const std::string& path, const InputShapes& shapes = {});
 
 }  // namespace loom::graph

@@ -2,7 +2,8 @@
 // graph/ops.h; shape computations (Shape, Gather, Unsqueeze, Concat, ... on
 // static shapes and constants) are folded at import time, Identity and
 // Dropout become aliases, initializers and Constant nodes become graph
-// constants. Shapes must be static and data float32.
+// constants. Shapes must be static (dynamic dimensions pinned by
+// OnnxImportOptions::input_shapes) and data float32.
 //
 // Every problem is a LoomError with one line, prefixed by the model's name
 // and naming the node and its ONNX op type, e.g.
@@ -28,6 +29,10 @@ struct OnnxImportOptions {
   // bounds, ...); a known float input that is also read as data stays a
   // graph input, one read only as constant data is no longer an input.
   std::map<std::string, std::string> known_input_files;
+  // Static shapes for graph inputs whose dimensions the file leaves dynamic
+  // (exporters mark batch and sequence so): set before shape inference. A
+  // pin must name an input and agree with every static dim it has.
+  InputShapes input_shapes;
 };
 
 // The imported graph, validated (Graph::validate()). `what` names the model

@@ -15,6 +15,8 @@
 //     reference interpreter;
 //     --profile times every kernel inside the network, per task, next to
 //     what the log measured for it alone.
+// Each verb takes --shape NAME=DIMxDIM... (repeatable) to pin an input's
+// dynamic dimensions (exporters mark batch and sequence dynamic).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,18 +40,33 @@ namespace {
 using graph::Graph;
 using graph::Values;
 
+// `--shape NAME=DIMxDIM...` at a[i]: adds the pin to `shapes`.
+bool shape_flag(const Args& a, size_t& i, graph::InputShapes& shapes) {
+  if (a[i] != "--shape") return false;
+  if (i + 1 >= a.size()) throw LoomError("--shape needs NAME=DIMxDIM... (e.g. input_ids=1x128)");
+  graph::parse_input_shape(a[++i], shapes);
+  return true;
+}
+
 int import_verb(const Args& a) {
-  if (a.size() != 2) throw LoomError("usage: loom network import MODEL OUT.json");
-  Graph g = graph::load_graph(a[0]);
-  graph::save_graph(g, a[1]);
-  std::printf("%s: %zu inputs, %zu nodes, %zu constants -> %s\n", a[0].c_str(), g.inputs.size(), g.nodes.size(),
-              g.constants.size(), a[1].c_str());
+  std::vector<std::string> files;
+  graph::InputShapes shapes;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (shape_flag(a, i, shapes)) continue;
+    if (!a[i].empty() && a[i][0] == '-') throw LoomError("unknown option " + a[i]);
+    files.push_back(a[i]);
+  }
+  if (files.size() != 2) throw LoomError("usage: loom network import MODEL OUT.json [--shape NAME=DIMxDIM...]");
+  Graph g = graph::load_graph(files[0], shapes);
+  graph::save_graph(g, files[1]);
+  std::printf("%s: %zu inputs, %zu nodes, %zu constants -> %s\n", files[0].c_str(), g.inputs.size(), g.nodes.size(),
+              g.constants.size(), files[1].c_str());
   return kExitOk;
 }
 
 // A tuning config of the network's tasks, weighted by their occurrences.
 void write_config(const std::string& path, const std::string& model, const graph::NetworkTasks& nt, int threads,
-                  int trials) {
+                  int trials, const graph::InputShapes& shapes) {
   std::string name = model.substr(model.find_last_of('/') + 1);
   name = name.substr(0, name.find('.'));
   nlohmann::json tasks = nlohmann::json::array();
@@ -61,6 +78,7 @@ void write_config(const std::string& path, const std::string& model, const graph
                            {"tasks", tasks},
                            {"search", {{"num_trials", trials}}},
                            {"baselines", nlohmann::json::array()}};
+  if (!shapes.empty()) config["comment"] = config["comment"].get<std::string>() + ", inputs pinned to " + nlohmann::json(shapes).dump();
   std::ofstream out(path);
   out << config.dump(1) << "\n";
   if (!out) throw LoomError("cannot write " + path);
@@ -72,6 +90,7 @@ int tasks_verb(const Args& a) {
   std::string model, config;
   bool json = false;
   int threads = 1, trials = 0;
+  graph::InputShapes shapes;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i] == "--json") {
       json = true;
@@ -82,6 +101,7 @@ int tasks_verb(const Args& a) {
       threads = int_flag(a, i, "--threads");
     } else if (a[i] == "--trials") {
       trials = int_flag(a, i, "--trials");
+    } else if (shape_flag(a, i, shapes)) {
     } else if (!a[i].empty() && a[i][0] == '-') {
       throw LoomError("unknown option " + a[i]);
     } else if (model.empty()) {
@@ -90,13 +110,13 @@ int tasks_verb(const Args& a) {
       throw LoomError("network tasks takes one MODEL");
     }
   }
-  if (model.empty()) throw LoomError("usage: loom network tasks MODEL [--json] [--config OUT.json]");
-  Graph g = graph::load_graph(model);
+  if (model.empty()) throw LoomError("usage: loom network tasks MODEL [--json] [--config OUT.json] [--shape NAME=DIMxDIM...]");
+  Graph g = graph::load_graph(model, shapes);
   graph::NetworkTasks nt = graph::extract_tasks(g);
   const double total = nt.total_flops();
   if (!config.empty()) {
     // Ansor's budget for a network: about 64 trials per task by default.
-    write_config(config, model, nt, threads, trials > 0 ? trials : 64 * static_cast<int>(nt.tasks.size()));
+    write_config(config, model, nt, threads, trials > 0 ? trials : 64 * static_cast<int>(nt.tasks.size()), shapes);
     return kExitOk;
   }
   if (json) {
@@ -151,6 +171,7 @@ int run_network_verb(const Args& a) {
   std::string model, torch_path;
   graph::ExecutorOptions opts;
   bool check = false, profile = false, use_torch = true, use_ort = true;
+  graph::InputShapes shapes;
   int rounds = 10;
   double tol = 1e-3;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -177,6 +198,7 @@ int run_network_verb(const Args& a) {
       }
     } else if (a[i] == "--profile") {
       profile = true;
+    } else if (shape_flag(a, i, shapes)) {
     } else if (!a[i].empty() && a[i][0] == '-') {
       throw LoomError("unknown option " + a[i]);
     } else if (model.empty()) {
@@ -190,7 +212,7 @@ int run_network_verb(const Args& a) {
   if (use_torch) baselines.torch_path = torch_path.empty() ? torch_file_for(model) : torch_path;
   if (use_ort) baselines.onnx_path = onnx_file_for(model);
 
-  Graph g = graph::load_graph(model);
+  Graph g = graph::load_graph(model, shapes);
   auto t0 = std::chrono::steady_clock::now();
   graph::NetworkExecutor ex(g, opts);
   int tuned = 0;

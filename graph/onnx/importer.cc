@@ -25,9 +25,43 @@ namespace onnx_detail {
 Importer::Importer(onnx::ModelProto& model, const OnnxImportOptions& options)
     : model_(model), graph_(model.graph()) {
   read_opset();
+  pin_input_shapes(options.input_shapes);
   if (inference_is_safe()) infer_shapes();
   collect_values();
   load_known_inputs(options);
+}
+
+// Each pinned input's dims written into the model; the cached shapes of
+// other values (value_info, outputs) may carry the dynamic dims and are
+// dropped, so that inference derives them from the pinned inputs.
+void Importer::pin_input_shapes(const InputShapes& shapes) {
+  if (shapes.empty()) return;
+  onnx::GraphProto& g = *model_.mutable_graph();
+  std::set<std::string> initializers;
+  for (const auto& t : g.initializer()) initializers.insert(t.name());
+  std::string names;
+  for (const auto& v : g.input())
+    if (!initializers.count(v.name())) names += (names.empty() ? "'" : ", '") + v.name() + "'";
+  for (const auto& [name, shape] : shapes) {
+    onnx::ValueInfoProto* input = nullptr;
+    for (auto& v : *g.mutable_input())
+      if (v.name() == name && !initializers.count(name)) input = &v;
+    if (!input) throw LoomError("no input '" + name + "' to give a shape (the inputs: " + names + ")");
+    if (!input->type().has_tensor_type()) throw LoomError("input '" + name + "': not a tensor");
+    auto* dims = input->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (dims->dim_size() != 0 && dims->dim_size() != static_cast<int>(shape.size()))
+      throw LoomError("input '" + name + "' has " + std::to_string(dims->dim_size()) + " dims, the shape " +
+                      shape_string(shape) + " " + std::to_string(shape.size()));
+    for (int d = 0; d < dims->dim_size(); ++d)
+      if (dims->dim(d).has_dim_value() && dims->dim(d).dim_value() != shape[d])
+        throw LoomError("input '" + name + "': dim " + std::to_string(d) + " is " +
+                        std::to_string(dims->dim(d).dim_value()) + " in the model, not " + std::to_string(shape[d]));
+    dims->clear_dim();
+    for (int64_t v : shape) dims->add_dim()->set_dim_value(v);
+  }
+  g.clear_value_info();
+  for (auto& o : *g.mutable_output())
+    if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
 }
 
 void Importer::read_opset() {
@@ -180,8 +214,13 @@ void Importer::check_input_shapes() {
     if (!t->tensor_type().has_shape()) throw LoomError("input '" + name + "': no shape (shapes must be static)");
     for (const auto& d : t->tensor_type().shape().dim()) {
       if (d.has_dim_value()) continue;
-      if (d.has_dim_param())
-        throw LoomError("input '" + name + "': dynamic dimension '" + d.dim_param() + "' (shapes must be static)");
+      if (d.has_dim_param()) {
+        std::string example;
+        for (const auto& e : t->tensor_type().shape().dim())
+          example += (example.empty() ? "" : "x") + (e.has_dim_value() ? std::to_string(e.dim_value()) : "N");
+        throw LoomError("input '" + name + "': dynamic dimension '" + d.dim_param() + "' (pin it: --shape " + name +
+                        "=" + example + ", or the config's \"input_shapes\")");
+      }
       throw LoomError("input '" + name + "': a dimension without a size (shapes must be static)");
     }
     checked_elements(shape_of(name), "input '" + name + "'");

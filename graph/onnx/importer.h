@@ -81,6 +81,7 @@ class Importer {
  private:
   // Setup (importer.cc).
   void read_opset();
+  void pin_input_shapes(const InputShapes& shapes);
   bool inference_is_safe() const;
   void infer_shapes();
   void collect_values();

@@ -226,7 +226,26 @@ TEST_F(TinyModels, TruncatedFileIsNotAValidModel) {
 TEST_F(TinyModels, DynamicDimensionNamesTheInput) {
   const std::string path = model("bad_dynamic_batch").string();
   EXPECT_EQ(error_of([&] { import_onnx(path); }),
-            path + ": input 'x': dynamic dimension 'batch' (shapes must be static)");
+            path + ": input 'x': dynamic dimension 'batch' (pin it: --shape x=Nx4, or the config's \"input_shapes\")");
+}
+
+TEST_F(TinyModels, PinnedDynamicDimensionMakesTheGraphStatic) {
+  OnnxImportOptions options;
+  options.input_shapes["x"] = {3, 4};
+  Graph g = import_onnx(model("bad_dynamic_batch").string(), options);
+  ASSERT_EQ(g.inputs.size(), 1u);
+  EXPECT_EQ(g.inputs[0].shape, (Shape{3, 4}));
+  EXPECT_EQ(g.shape(g.outputs.at(0)), (Shape{3, 4}));
+}
+
+TEST_F(TinyModels, PinThatContradictsAStaticDimOrNamesNoInputIsAnError) {
+  const std::string path = model("bad_dynamic_batch").string();
+  OnnxImportOptions wrong_dim, no_input;
+  wrong_dim.input_shapes["x"] = {3, 5};
+  no_input.input_shapes["y"] = {3, 4};
+  EXPECT_EQ(error_of([&] { import_onnx(path, wrong_dim); }), path + ": input 'x': dim 1 is 4 in the model, not 5");
+  EXPECT_EQ(error_of([&] { import_onnx(path, no_input); }),
+            path + ": no input 'y' to give a shape (the inputs: 'x')");
 }
 
 TEST_F(TinyModels, UnsupportedOperatorNamesTheNode) {
