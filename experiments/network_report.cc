@@ -85,7 +85,7 @@ NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor&
   std::vector<TorchTensor> tensors;
   std::vector<std::string> names;
   for (const auto& in : g.inputs) {
-    tensors.push_back({in.shape, inputs.at(in.name)});
+    tensors.push_back({in.shape, inputs.at(in.name), in.integer_range > 0});
     names.push_back(in.name);
   }
   // c.baselines: PyTorch first where it runs, ONNX Runtime last.

@@ -185,7 +185,11 @@ void check_keys(const nlohmann::json& j, const std::set<std::string>& allowed, c
 nlohmann::json graph_to_json(const Graph& g, const std::string& weights_file) {
   nlohmann::json j = {{"format", "loom-graph"}, {"version", 1}};
   j["inputs"] = nlohmann::json::array();
-  for (const auto& in : g.inputs) j["inputs"].push_back({{"name", in.name}, {"shape", in.shape}});
+  for (const auto& in : g.inputs) {
+    nlohmann::json ij = {{"name", in.name}, {"shape", in.shape}};
+    if (in.integer_range > 0) ij["integer_range"] = in.integer_range;
+    j["inputs"].push_back(ij);
+  }
   j["constants"] = nlohmann::json::array();
   int64_t offset = 0;
   for (const auto& [name, c] : g.constants) {
@@ -212,8 +216,14 @@ Graph graph_from_json(const nlohmann::json& j, const std::string& dir) {
   if (!j.contains("version") || j["version"] != 1) throw LoomError("graph.version: expected 1");
   Graph g;
   for (const auto& in : j.value("inputs", nlohmann::json::array())) {
-    check_keys(in, {"name", "shape"}, "graph.inputs[]");
+    check_keys(in, {"name", "shape", "integer_range"}, "graph.inputs[]");
     g.inputs.push_back({read_string(in, "name", "graph.inputs[]"), read_shape(in.value("shape", nlohmann::json()), "graph.inputs[]")});
+    if (in.contains("integer_range")) {
+      const auto& r = in["integer_range"];
+      if (!r.is_number_integer() || r.get<int64_t>() < 1 || r.get<int64_t>() > (int64_t{1} << 24))
+        throw LoomError("graph.inputs[].integer_range: expected an integer in [1, 2^24], got " + r.dump());
+      g.inputs.back().integer_range = r.get<int64_t>();
+    }
   }
   std::ifstream weights;
   std::string weights_path;

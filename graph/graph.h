@@ -5,7 +5,7 @@
 //
 // The JSON form (save_graph/load_graph) is readable and diffable:
 //   {"format": "loom-graph", "version": 1,
-//    "inputs":    [{"name": "x", "shape": [1, 3, 224, 224]}],
+//    "inputs":    [{"name": "x", "shape": [1, 3, 224, 224]}],   (+ "integer_range": N)
 //    "constants": [{"name": "w1", "shape": [64, 3, 7, 7], "offset": 0},
 //                  {"name": "eps", "shape": [], "values": [1e-05]}],
 //    "nodes":     [{"name": "conv1", "op": "conv2d", "inputs": ["x", "w1"],
@@ -44,6 +44,9 @@ struct Node {
 struct GraphInput {
   std::string name;
   Shape shape;
+  // 0: float data. N > 0: integers in [0, N) carried as floats (token ids
+  // into an embedding of N rows, an integer mask); random inputs respect it.
+  int64_t integer_range = 0;
 };
 
 class Graph {

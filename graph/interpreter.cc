@@ -1,5 +1,7 @@
 #include "graph/interpreter.h"
 
+#include <algorithm>
+
 #include "graph/ops.h"
 #include "ir/error.h"
 #include "ir/reference.h"
@@ -46,7 +48,15 @@ Values random_graph_inputs(const Graph& g, uint64_t seed) {
   if (holders.empty()) return out;
   // A DAG of just the inputs gives random_inputs its per-name streams.
   auto data = random_inputs(ComputeDAG(holders, holders), seed);
-  for (const auto& in : g.inputs) out[in.name] = data.at(in.name);
+  for (const auto& in : g.inputs) {
+    std::vector<float> v = data.at(in.name);
+    // Integer inputs: the same stream mapped from [-1, 1) onto [0, range).
+    if (in.integer_range > 0)
+      for (float& x : v)
+        x = static_cast<float>(std::min<int64_t>(in.integer_range - 1,
+                                                 static_cast<int64_t>((x + 1.0f) * 0.5f * in.integer_range)));
+    out[in.name] = std::move(v);
+  }
   return out;
 }
 

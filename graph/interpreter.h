@@ -23,7 +23,8 @@ Values interpret(const Graph& g, const Values& inputs);
 // input when it is missing or has another number of elements.
 const std::vector<float>& graph_input_value(const GraphInput& in, const Values& inputs);
 
-// Deterministic uniform values in [-1, 1) for every graph input.
+// Deterministic uniform values in [-1, 1) for every graph input; integers
+// in [0, integer_range) for an integer input.
 Values random_graph_inputs(const Graph& g, uint64_t seed);
 
 }  // namespace loom::graph

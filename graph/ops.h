@@ -26,6 +26,7 @@
 //   shape.cc        reshape {shape: -1 and 0 as in ONNX}, flatten {axis},
 //                   transpose {perm}, concat {axis} (any number of inputs)
 //   indexing.cc     slice {starts, steps, sizes}, pad {pads, mode, value},
+//                   dilate {strides, pads},
 //                   expand {shape}, tile {repeats}, take {axis, indices}
 //   resize.cc       resize {sizes, scale_num, scale_den, mode,
 //                   coordinate_transformation_mode, nearest_mode}

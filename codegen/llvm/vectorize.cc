@@ -93,9 +93,12 @@ Val IREmitter::emit_vector_load(const ExprNode& n, llvm::Value* base) {
   IndexPattern p = classify_index(idx, vec_->var->var_id, vec_->extent, vec_->vector_width);
   if (p.kind == IndexPattern::kUniform || p.kind == IndexPattern::kChunkUniform) {
     auto scalar_load = [&]() -> llvm::Value* {
+      // Saved and restored: an index may itself load (a gather's row from
+      // an index tensor), and that load must not end this one's base mode.
+      const bool outer = vec_->var_as_base;
       vec_->var_as_base = true;
       llvm::Value* ptr = index_ptr(base, idx);
-      vec_->var_as_base = false;
+      vec_->var_as_base = outer;
       auto* ld = b_.CreateAlignedLoad(b_.getFloatTy(), ptr, llvm::Align(4));
       annotate(ld, n.name);
       return ld;
@@ -106,9 +109,10 @@ Val IREmitter::emit_vector_load(const ExprNode& n, llvm::Value* base) {
   auto* vty = llvm::FixedVectorType::get(b_.getFloatTy(), vec_->width);
   llvm::Value* zero = llvm::Constant::getNullValue(vty);
   if (p.kind == IndexPattern::kContiguous) {
+    const bool outer = vec_->var_as_base;
     vec_->var_as_base = true;
     llvm::Value* ptr = b_.CreateBitCast(index_ptr(base, idx), vty->getPointerTo());
-    vec_->var_as_base = false;
+    vec_->var_as_base = outer;
     llvm::Instruction* ld = vec_->mask
                                 ? b_.CreateMaskedLoad(vty, ptr, llvm::Align(4), vec_->mask, zero)
                                 : static_cast<llvm::Instruction*>(
@@ -126,9 +130,10 @@ Val IREmitter::emit_vector_load(const ExprNode& n, llvm::Value* base) {
     auto* wide = llvm::FixedVectorType::get(b_.getFloatTy(), span);
     std::vector<llvm::Constant*> live;
     for (int i = 0; i < span; ++i) live.push_back(b_.getInt1(i <= (vec_->width - 1) * stride));
+    const bool outer = vec_->var_as_base;
     vec_->var_as_base = true;
     llvm::Value* ptr = b_.CreateBitCast(index_ptr(base, idx), wide->getPointerTo());
-    vec_->var_as_base = false;
+    vec_->var_as_base = outer;
     auto* ld = b_.CreateMaskedLoad(wide, ptr, llvm::Align(4), llvm::ConstantVector::get(live),
                                    llvm::Constant::getNullValue(wide));
     annotate(ld, n.name);

@@ -51,7 +51,8 @@ std::vector<TorchTensor> forward(torch::jit::Module& module, const std::vector<T
   torch::NoGradGuard no_grad;
   std::vector<c10::IValue> args;
   for (const auto& in : inputs)
-    args.emplace_back(torch::from_blob(const_cast<float*>(in.data.data()), in.shape, torch::kFloat32).clone());
+    args.emplace_back(torch::from_blob(const_cast<float*>(in.data.data()), in.shape, torch::kFloat32)
+                          .to(in.integer ? torch::kInt64 : torch::kFloat32, /*non_blocking=*/false, /*copy=*/true));
   std::vector<TorchTensor> out;
   try {
     flatten_outputs(module.forward(args), out);

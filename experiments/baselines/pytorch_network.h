@@ -18,6 +18,7 @@ namespace loom {
 struct TorchTensor {
   std::vector<int64_t> shape;
   std::vector<float> data;
+  bool integer = false;  // whole numbers the model reads as int64 (token ids)
 };
 
 class PyTorchNetwork {

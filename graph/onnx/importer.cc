@@ -256,7 +256,10 @@ void Importer::convert_node(int index) {
   const bool default_domain = node_->domain().empty() || node_->domain() == "ai.onnx";
   const std::string shown_op = default_domain ? op : node_->domain() + ":" + op;
   try {
-    if (node_->output_size() == 0 || node_->output(0).empty()) throw LoomError("output 0 has no name");
+    // Recurrent layers may leave their first output (the whole sequence) out.
+    const bool optional_first = op == "LSTM" || op == "GRU";
+    if (node_->output_size() == 0 || (node_->output(0).empty() && !optional_first))
+      throw LoomError("output 0 has no name");
     auto it = converters().find(op);
     if (!default_domain || it == converters().end()) throw LoomError("unsupported operator");
     it->second(*this);
@@ -279,7 +282,10 @@ void Importer::add_outputs() {
 
 void Importer::add_inputs() {
   for (const auto& name : graph_inputs_)
-    if (inputs_read_.count(name)) out_.inputs.push_back({name, shape_of(name)});
+    if (inputs_read_.count(name)) {
+      auto it = integer_inputs_.find(name);
+      out_.inputs.push_back({name, shape_of(name), it == integer_inputs_.end() ? 0 : it->second});
+    }
 }
 
 // ---- names and lookups --------------------------------------------------------
@@ -337,6 +343,7 @@ void Importer::check_float(const std::string& value) {
 Shape Importer::shape_of(const std::string& name) {
   if (const Known* k = constant_data(name)) return k->shape;
   if (auto it = inferred_.find(resolve(name)); it != inferred_.end()) return it->second;
+  if (auto it = out_.constants.find(resolve(name)); it != out_.constants.end()) return it->second.shape;
   const onnx::TypeProto* t = type_of(name);
   if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape())
     throw LoomError("the shape of '" + name + "' is unknown (ONNX shape inference could not infer it)");
@@ -358,7 +365,10 @@ std::string Importer::data(const std::string& name) {
   const std::string n = resolve(name);
   if (defined_.count(n)) return n;
   if (graph_input_set_.count(n)) {
-    check_float(n);
+    // Integer inputs (token ids, masks) are carried as floats.
+    const int32_t t = elem_type(n);
+    if (t == onnx::TensorProto::INT64 || t == onnx::TensorProto::INT32) integer_inputs_.emplace(n, 2);
+    else check_float(n);
     inputs_read_.insert(n);
     defined_.insert(n);
     return n;
@@ -410,6 +420,7 @@ const std::map<std::string, Importer::Converter>& Importer::converters() {
       {"Constant", [](Importer& m) { m.constant(); }},
       {"ConstantOfShape", [](Importer& m) { m.constant_of_shape(); }},
       {"Conv", [](Importer& m) { m.conv(); }},
+      {"ConvTranspose", [](Importer& m) { m.conv_transpose(); }},
       {"Div", [](Importer& m) { m.binary("div"); }},
       {"Dropout", [](Importer& m) { m.dropout(); }},
       {"Elu", [](Importer& m) { m.activation("elu", {{"alpha", 1.0f}}); }},
@@ -423,6 +434,7 @@ const std::map<std::string, Importer::Converter>& Importer::converters() {
       {"Gemm", [](Importer& m) { m.gemm(); }},
       {"GlobalAveragePool", [](Importer& m) { m.global_avg_pool(); }},
       {"Greater", [](Importer& m) { m.compare(); }},
+      {"GRU", [](Importer& m) { m.recurrent(false); }},
       {"GreaterOrEqual", [](Importer& m) { m.compare(); }},
       {"HardSigmoid", [](Importer& m) { m.activation("hard_sigmoid", {{"alpha", 0.2f}, {"beta", 0.5f}}); }},
       {"HardSwish", [](Importer& m) { m.unary("hard_swish"); }},
@@ -430,6 +442,7 @@ const std::map<std::string, Importer::Converter>& Importer::converters() {
       {"LayerNormalization", [](Importer& m) { m.layer_norm(); }},
       {"LeakyRelu", [](Importer& m) { m.activation("leaky_relu", {{"alpha", 0.01f}}); }},
       {"Less", [](Importer& m) { m.compare(); }},
+      {"LSTM", [](Importer& m) { m.recurrent(true); }},
       {"LessOrEqual", [](Importer& m) { m.compare(); }},
       {"Log", [](Importer& m) { m.unary("log"); }},
       {"MatMul", [](Importer& m) { m.matmul(); }},
@@ -455,6 +468,7 @@ const std::map<std::string, Importer::Converter>& Importer::converters() {
       {"Reshape", [](Importer& m) { m.reshape(); }},
       {"Resize", [](Importer& m) { m.resize(); }},
       {"Shape", [](Importer& m) { m.shape(); }},
+      {"ScatterND", [](Importer& m) { m.scatter_nd(); }},
       {"Selu", [](Importer& m) { m.activation("selu", {{"alpha", 1.67326319217681884765625f}, {"gamma", 1.05070102214813232421875f}}); }},
       {"Sigmoid", [](Importer& m) { m.unary("sigmoid"); }},
       {"Slice", [](Importer& m) { m.slice(); }},

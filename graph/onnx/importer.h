@@ -146,6 +146,7 @@ class Importer {
                                    const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations);
   std::vector<int64_t> pair_attr(const std::string& name);
   void conv();
+  void conv_transpose();
   void pool(const std::string& op);
   void global_avg_pool();
   void batch_norm();
@@ -164,6 +165,11 @@ class Importer {
   // for Unsqueeze, optional for Squeeze).
   std::vector<int64_t> squeeze_axes(bool required);
   void reshape_to(const Shape& shape);  // the node's input 0 as `shape`
+  // Recurrent layers, unrolled (ops_recurrent.cc):
+  std::string new_constant(const std::string& base, Shape shape, std::vector<float> values);
+  std::string step_node(const std::string& op, std::vector<std::string> inputs, json attrs);
+  std::string slice_cols(const std::string& value, int64_t rows, int64_t first, int64_t count);
+  void recurrent(bool lstm);
   // Comparisons, logic and integer arithmetic (ops_logic.cc):
   void compare();
   void logical_not();
@@ -179,6 +185,7 @@ class Importer {
   void split();
   void expand();
   void tile();
+  void scatter_nd();
   void resize();
   void pad();
   // Constants and aliases (ops_values.cc):
@@ -202,6 +209,7 @@ class Importer {
   std::map<std::string, Known> known_inputs_; // OnnxImportOptions::known_input_files
   std::map<std::string, std::string> alias_;  // Identity, Dropout: output → value
   std::map<std::string, Shape> inferred_;     // outputs of the Loom nodes so far: their shapes
+  std::map<std::string, int64_t> integer_inputs_;  // integer graph inputs read as data: their value range
   std::set<std::string> defined_;             // values of the Loom graph so far
   std::set<std::string> inputs_read_;         // graph inputs read as data
   std::set<std::string> node_names_;

@@ -167,6 +167,16 @@ void Importer::split() {
 void Importer::gather() {
   allow_attrs({"axis"});
   require_inputs(2, 2);
+  if (!constant_data(in(1))) {
+    // Indices computed or given at run time (token ids): an embedding lookup.
+    const Shape table = shape_of(in(0));
+    const int64_t axis = op_detail::normalize_axis(attr_int("axis", 0), table.size());
+    const std::string indices = data(in(1));
+    if (auto it = integer_inputs_.find(indices); it != integer_inputs_.end())
+      it->second = std::max(it->second, table[axis]);
+    emit("gather", {data(in(0)), indices}, {{"axis", axis}}, main_output());
+    return;
+  }
   const std::vector<int64_t> indices = const_ints(1, "the indices");
   const Shape index_shape = constant_data(in(1))->shape;
   const Shape shape = shape_of(in(0));
@@ -247,6 +257,52 @@ void Importer::tile() {
     return;
   }
   emit("tile", {data(in(0))}, {{"repeats", repeats}}, main_output());
+}
+
+// ScatterND on known values (the index arithmetic of shifted-window
+// attention masks): folded; on data it is not a Loom op.
+void Importer::scatter_nd() {
+  allow_attrs({"reduction"});
+  require_inputs(3, 3);
+  const std::string reduction = attr_string("reduction", "none");
+  const Known* d = known(in(0));
+  const Known* u = known(in(2));
+  if (!d || !u) throw LoomError("ScatterND of non-constant data is not supported (only constant data is folded)");
+  const std::vector<int64_t> indices = const_ints(1, "the indices");
+  const Shape index_shape = constant_data(in(1))->shape;
+  if (index_shape.empty()) throw LoomError("the indices must have at least one dim");
+  const int64_t depth = index_shape.back();
+  const int64_t rank = static_cast<int64_t>(d->shape.size());
+  if (depth < 1 || depth > rank) throw LoomError("index tuples of length " + std::to_string(depth) + " for rank " + std::to_string(rank));
+  const auto strides = strides_of(d->shape);
+  const int64_t slice = num_elements(Shape(d->shape.begin() + depth, d->shape.end()));
+  const int64_t count = static_cast<int64_t>(indices.size()) / depth;
+  if (u->size() != count * slice) throw LoomError("updates of " + std::to_string(u->size()) + " values, expected " +
+                                                  std::to_string(count * slice));
+  Known out = *d;
+  if (!u->is_float && out.is_float) throw LoomError("integer updates into float data");
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t base = 0;
+    for (int64_t j = 0; j < depth; ++j) {
+      int64_t v = indices[k * depth + j];
+      if (v < 0) v += d->shape[j];
+      if (v < 0 || v >= d->shape[j]) throw LoomError("index " + std::to_string(indices[k * depth + j]) + " is out of range");
+      base += v * strides[j];
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      const double upd = u->at(k * slice + e);
+      const double cur = out.at(base + e);
+      double v = upd;
+      if (reduction == "add") v = cur + upd;
+      else if (reduction == "mul") v = cur * upd;
+      else if (reduction == "max") v = std::max(cur, upd);
+      else if (reduction == "min") v = std::min(cur, upd);
+      else if (reduction != "none") throw LoomError("attribute reduction=" + reduction + " is not supported");
+      if (out.is_float) out.f[base + e] = static_cast<float>(v);
+      else out.i[base + e] = static_cast<int64_t>(v);
+    }
+  }
+  set_known(node_->output(0), std::move(out));
 }
 
 // Pad: zero pads are an alias; others a pad node (constant, reflect, edge).

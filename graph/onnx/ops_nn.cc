@@ -1,6 +1,6 @@
-// ONNX neural-network ops onto Loom ops: Conv and pooling (2-D windows with
-// pads or auto_pad), BatchNormalization (inference form), Softmax and
-// LayerNormalization.
+// ONNX neural-network ops onto Loom ops: Conv, ConvTranspose and pooling
+// (2-D windows with pads or auto_pad), BatchNormalization (inference form),
+// Softmax and LayerNormalization.
 #include <algorithm>
 
 #include "graph/onnx/importer.h"
@@ -62,6 +62,80 @@ void Importer::conv() {
   if (has_in(2)) inputs.push_back(data(in(2)));
   emit("conv2d", inputs,
        {{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"group", group}},
+       main_output());
+}
+
+// ConvTranspose as TVM lowers it on CPU: the input dilated by the strides
+// and padded (dilate), then a stride-1 conv2d with the kernel flipped and
+// its in/out channels swapped per group (the weight transformed here, once).
+// The conv is then tuned like any other.
+void Importer::conv_transpose() {
+  allow_attrs({"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"});
+  require_inputs(2, 3);
+  const auto strides = pair_attr("strides"), dilations = pair_attr("dilations");
+  const int64_t group = attr_int("group", 1);
+  const Shape x = shape_of(in(0)), w = shape_of(in(1));
+  if (x.size() != 4 || w.size() != 4)
+    throw LoomError("only 2-D transposed convolution is supported (data " + shape_string(x) + ", weight " +
+                    shape_string(w) + ")");
+  if (group < 1 || x[1] % group != 0 || w[0] != x[1])
+    throw LoomError("weight " + shape_string(w) + " does not fit data " + shape_string(x) + " with group " +
+                    std::to_string(group));
+  const Known* wk = constant_data(in(1));
+  if (!wk || !wk->is_float) throw LoomError("the weight (input 1) must be a float constant");
+  const std::vector<int64_t> kernel = {w[2], w[3]};
+  if (attr("kernel_shape") && attr_ints("kernel_shape", {}) != kernel)
+    throw LoomError("attribute kernel_shape=" + ints_string(attr_ints("kernel_shape", {})) + " differs from the weight's " +
+                    ints_string(kernel));
+  auto output_padding = attr_ints("output_padding", {0, 0});
+  if (output_padding.size() != 2) throw LoomError("attribute output_padding must have 2 values");
+  for (int d = 0; d < 2; ++d)
+    if (output_padding[d] < 0 || output_padding[d] >= std::max(strides[d], dilations[d]))
+      throw LoomError("attribute output_padding=" + ints_string(output_padding) + " must be below the stride or dilation");
+  // pads [top, left, bottom, right]: given, or from output_shape / auto_pad.
+  std::vector<int64_t> pads = attr_ints("pads", {0, 0, 0, 0});
+  const std::string auto_pad = attr_string("auto_pad", "NOTSET");
+  std::vector<int64_t> out_shape = attr_ints("output_shape", {});
+  if (out_shape.size() > 2) out_shape.erase(out_shape.begin(), out_shape.end() - 2);
+  if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int d = 0; d < 2; ++d) {
+      const int64_t target = out_shape.empty() ? x[2 + d] * strides[d] : out_shape[d];
+      const int64_t total =
+          strides[d] * (x[2 + d] - 1) + output_padding[d] + (kernel[d] - 1) * dilations[d] + 1 - target;
+      const bool upper = auto_pad != "SAME_LOWER";
+      pads[d] = upper ? total / 2 : total - total / 2;
+      pads[d + 2] = total - pads[d];
+    }
+  } else if (auto_pad != "NOTSET" && auto_pad != "VALID") {
+    throw LoomError("attribute auto_pad=" + auto_pad + " is not supported");
+  }
+  if (pads.size() != 4) throw LoomError("attribute pads has " + std::to_string(pads.size()) + " values, expected 4");
+  // The dilated input's pads: (kernel - 1) * dilation - pad, plus the output padding at the end.
+  std::vector<int64_t> dpads(8, 0);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t reach = (kernel[d] - 1) * dilations[d];
+    dpads[2 + d] = reach - pads[d];
+    dpads[6 + d] = reach - pads[d + 2] + output_padding[d];
+  }
+  // W [C, K/g, R, S] -> W' [K, C/g, R, S], W'[g*Kg + k, c, r, s] = W[g*Cg + c, k, R-1-r, S-1-s].
+  const int64_t C = w[0], Kg = w[1], R = w[2], S = w[3], Cg = C / group, K = Kg * group;
+  Known flipped;
+  flipped.shape = {K, Cg, R, S};
+  flipped.f.resize(static_cast<size_t>(K * Cg * R * S));
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t k = 0; k < Kg; ++k)
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t s = 0; s < S; ++s)
+            flipped.f[(((g * Kg + k) * Cg + c) * R + r) * S + s] =
+                wk->f[(((g * Cg + c) * Kg + k) * R + (R - 1 - r)) * S + (S - 1 - s)];
+  const std::string weight = fresh_value(resolve(in(1)) + "_flipped");
+  set_known(weight, std::move(flipped));
+  const std::string dilated =
+      emit("dilate", {data(in(0))}, {{"strides", {1, 1, strides[0], strides[1]}}, {"pads", dpads}}, "", "dilate");
+  std::vector<std::string> inputs = {dilated, data(weight)};
+  if (has_in(2)) inputs.push_back(data(in(2)));
+  emit("conv2d", inputs, {{"strides", {1, 1}}, {"pads", {0, 0, 0, 0}}, {"dilations", dilations}, {"group", group}},
        main_output());
 }
 

@@ -16,9 +16,18 @@ void Importer::identity() {
 void Importer::dropout() {
   allow_attrs({"ratio", "seed", "is_test"});
   require_inputs(1, 3);
-  if (output_used(1)) throw LoomError("the mask output is not supported (inference only)");
-  if (has_in(2) && const_scalar(2, "training_mode") != 0) throw LoomError("training_mode=1 is not supported (inference only)");
+
+  // Training mode drops nothing at ratio 0 (torchvision's Swin calls
+  // dropout so in eval mode too).
+  const double ratio = has_in(1) ? const_scalar(1, "the ratio") : attr_float("ratio", 0.5f);
+  if (has_in(2) && const_scalar(2, "training_mode") != 0 && ratio != 0)
+    throw LoomError("training_mode=1 is not supported (inference only)");
   alias(node_->output(0), in(0));
+  // In inference the mask keeps every element.
+  if (output_used(1)) {
+    const Shape shape = shape_of(in(0));
+    set_known(node_->output(1), known_ints(shape, std::vector<int64_t>(num_elements(shape), 1)));
+  }
 }
 
 void Importer::constant() {
@@ -69,8 +78,14 @@ void Importer::cast() {
   // Booleans on data are float ones and zeros: to float they stay as they
   // are, and float data becomes one or zero.
   const int32_t from = elem_type(in(0));
-  const bool float_like =
-      from == onnx::TensorProto::FLOAT || from == onnx::TensorProto::UNDEFINED || from == onnx::TensorProto::BOOL;
+  const bool from_int = from == onnx::TensorProto::INT64 || from == onnx::TensorProto::INT32;
+  const bool float_like = from == onnx::TensorProto::FLOAT || from == onnx::TensorProto::UNDEFINED ||
+                          from == onnx::TensorProto::BOOL || from_int;
+  // Integer data (an integer input) is already carried as floats.
+  if (from_int && to_int && !to_bool && !known(in(0))) {
+    alias(bool_output(), in(0));
+    return;
+  }
   if (float_like && to_float && !known(in(0))) {
     alias(main_output(), in(0));
     return;

@@ -1,6 +1,7 @@
 // Injective ops that read each output element from one place of their
-// input: slice, pad (constant, reflect, edge), expand, tile and take (a
-// gather with constant indices). Their attributes are already resolved to
+// input: slice, pad (constant, reflect, edge), dilate (zeros between
+// elements, as a transposed convolution reads its input), expand, tile and
+// take (a gather with constant indices). Their attributes are already resolved to
 // one entry per input dim (the importer turns ONNX's optional axes and
 // clamped bounds into that form), so shape rules stay one line.
 #include <algorithm>
@@ -107,6 +108,88 @@ Tensor lower_pad(const Tensor& x, const nlohmann::json& a, const std::string& na
       name);
 }
 
+// ---- dilate: stride-1 zeros between elements, then pads (negative: crop) ----
+
+Shape dilate_shape(const Shape& in, const nlohmann::json& a) {
+  expect_rank(a["strides"], "strides", in.size());
+  const auto strides = ints(a["strides"]), pads = ints(a["pads"]);
+  if (pads.size() != 2 * in.size())
+    throw LoomError("attribute 'pads' has " + std::to_string(pads.size()) + " entries, expected " +
+                    std::to_string(2 * in.size()));
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (strides[d] < 1) throw LoomError("attribute 'strides' " + a["strides"].dump() + " has a stride below 1");
+    out.push_back((in[d] - 1) * strides[d] + 1 + pads[d] + pads[d + in.size()]);
+    if (out.back() < 1) throw LoomError("dim " + std::to_string(d) + " is cropped away by pads " + a["pads"].dump());
+  }
+  return out;
+}
+
+Tensor lower_dilate(const Tensor& x, const nlohmann::json& a, const std::string& name) {
+  const auto strides = ints(a["strides"]), pads = ints(a["pads"]);
+  const size_t rank = x.ndim();
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < rank; ++d) shape.push_back((x.shape()[d] - 1) * strides[d] + 1 + pads[d] + pads[d + rank]);
+  return compute_with_axes(
+      shape,
+      [&](const std::vector<Var>& v) {
+        std::vector<Expr> idx;
+        Expr inside = bool_imm(true);
+        for (size_t d = 0; d < rank; ++d) {
+          const int64_t n = x.shape()[d], s = strides[d];
+          Expr i = v[d] - Expr(pads[d]);
+          if (s == 1 && pads[d] == 0 && pads[d + rank] == 0) {
+            idx.push_back(i);
+            continue;
+          }
+          inside = inside && i >= Expr(int64_t{0}) && i <= Expr((n - 1) * s);
+          if (s > 1) inside = inside && i % Expr(s) == Expr(int64_t{0});
+          // Clamped, so that the load stays in range wherever the select
+          // discards it.
+          idx.push_back(min(max(i, Expr(int64_t{0})), Expr((n - 1) * s)) / Expr(s));
+        }
+        return select(inside, x(idx), float_imm(0.0));
+      },
+      name);
+}
+
+// ---- gather: rows of `table` picked by the integer values of `indices` ----
+
+Shape gather_shape(const std::vector<Shape>& in, const nlohmann::json& a) {
+  const Shape& t = in[0];
+  if (in[1].empty()) throw LoomError("a scalar index is not supported (the indices need a dim)");
+  const int64_t axis = normalize_axis(a["axis"].get<int64_t>(), t.size());
+  Shape out(t.begin(), t.begin() + axis);
+  out.insert(out.end(), in[1].begin(), in[1].end());
+  out.insert(out.end(), t.begin() + axis + 1, t.end());
+  return out;
+}
+
+Tensor lower_gather(const Tensor& table, const Tensor& indices, const nlohmann::json& a, const Shape& index_shape,
+                    const std::string& name) {
+  const int64_t axis = normalize_axis(a["axis"].get<int64_t>(), table.ndim());
+  const int64_t n = table.shape()[axis];
+  const size_t k = index_shape.size();
+  std::vector<int64_t> shape(table.shape().begin(), table.shape().begin() + axis);
+  shape.insert(shape.end(), index_shape.begin(), index_shape.end());
+  shape.insert(shape.end(), table.shape().begin() + axis + 1, table.shape().end());
+  return compute_with_axes(
+      shape,
+      [&](const std::vector<Var>& v) {
+        std::vector<Expr> at;
+        for (size_t j = 0; j < k; ++j) at.push_back(v[axis + j]);
+        // Integers carried as floats; negative ones count from the end, and
+        // the row is clamped into the table (ONNX leaves others undefined).
+        Expr i = cast(DType::kInt, indices(at));
+        i = select(i < Expr(int64_t{0}), i + Expr(n), i);
+        std::vector<Expr> idx(v.begin(), v.begin() + axis);
+        idx.push_back(min(max(i, Expr(int64_t{0})), Expr(n - 1)));
+        for (size_t d = axis + k; d < v.size(); ++d) idx.push_back(v[d]);
+        return table(idx);
+      },
+      name);
+}
+
 // ---- expand and tile ----
 
 Shape expand_shape(const Shape& in, const nlohmann::json& a) { return broadcast_shapes(in, ints(a["shape"])); }
@@ -191,6 +274,21 @@ void register_indexing_ops(std::vector<OpDef>& out) {
       [](const std::vector<Shape>& in, const nlohmann::json& a) { return pad_shape(in[0], a); },
       [](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& name) {
         return lower_pad(in[0], a, name);
+      }));
+  out.push_back(injective(
+      "dilate", "x with strides[d] - 1 zeros between elements along dim d, then pads (negative ones crop)",
+      {{"strides", nlohmann::json(), "spacing per dim", {1}},
+       {"pads", nlohmann::json(), "[begin per dim..., end per dim...]", {0}}},
+      [](const std::vector<Shape>& in, const nlohmann::json& a) { return dilate_shape(in[0], a); },
+      [](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& name) {
+        return lower_dilate(in[0], a, name);
+      }));
+  out.push_back(make_op(
+      "gather", "table's dim `axis` indexed by the integer values of `indices` (an embedding lookup)", 2, 2,
+      OpPattern::kInjective, {{"axis", 0, "the indexed dim of the table"}},
+      [](const std::vector<Shape>& in, const nlohmann::json& a) { return gather_shape(in, a); },
+      [](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& name) {
+        return lower_gather(in[0], in[1], a, in[1].shape(), name);
       }));
   out.push_back(injective(
       "expand", "x broadcast to `shape` (numpy rules, both ways)", {{"shape", nlohmann::json(), "the shape", {1}}},
