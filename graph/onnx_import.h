@@ -52,9 +52,10 @@ struct OnnxModelInfo {
 };
 OnnxModelInfo read_onnx_model_info(const std::string& path);
 
-// A serialized float32 TensorProto file (e.g. an ONNX test case's
-// output_0.pb): its values, row-major, and its shape in `*shape` when given.
-// Other element types throw LoomError.
+// A serialized TensorProto file (e.g. an ONNX test case's output_0.pb):
+// its values as floats (bool as ones and zeros, integers as they are),
+// row-major, and its shape in `*shape` when given. Other element types
+// throw LoomError.
 std::vector<float> read_onnx_tensor_file(const std::string& path, Shape* shape = nullptr);
 
 }  // namespace loom::graph

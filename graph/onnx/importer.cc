@@ -272,7 +272,9 @@ void Importer::add_outputs() {
   if (graph_.output_size() == 0) throw LoomError("the model has no outputs");
   for (const auto& o : graph_.output()) {
     try {
-      check_float(o.name());
+      // A computed value is a float tensor whatever the ONNX type says
+      // (an ArgMax's int64 index, a comparison's bool).
+      if (!defined_.count(resolve(o.name()))) check_float(o.name());
       out_.outputs.push_back(data(o.name()));
     } catch (const LoomError& e) {
       throw LoomError("output '" + o.name() + "': " + e.what());
@@ -411,6 +413,8 @@ const std::map<std::string, Importer::Converter>& Importer::converters() {
   static const std::map<std::string, Converter> table = {
       {"Abs", [](Importer& m) { m.unary("abs"); }},
       {"Add", [](Importer& m) { m.binary("add"); }},
+      {"ArgMax", [](Importer& m) { m.arg_extreme(true); }},
+      {"ArgMin", [](Importer& m) { m.arg_extreme(false); }},
       {"And", [](Importer& m) { m.compare(); }},
       {"AveragePool", [](Importer& m) { m.pool("avg_pool2d"); }},
       {"BatchNormalization", [](Importer& m) { m.batch_norm(); }},
@@ -423,6 +427,7 @@ const std::map<std::string, Importer::Converter>& Importer::converters() {
       {"ConvTranspose", [](Importer& m) { m.conv_transpose(); }},
       {"Div", [](Importer& m) { m.binary("div"); }},
       {"Dropout", [](Importer& m) { m.dropout(); }},
+      {"Einsum", [](Importer& m) { m.einsum(); }},
       {"Elu", [](Importer& m) { m.activation("elu", {{"alpha", 1.0f}}); }},
       {"Equal", [](Importer& m) { m.compare(); }},
       {"Erf", [](Importer& m) { m.unary("erf"); }},
@@ -434,11 +439,13 @@ const std::map<std::string, Importer::Converter>& Importer::converters() {
       {"Gemm", [](Importer& m) { m.gemm(); }},
       {"GlobalAveragePool", [](Importer& m) { m.global_avg_pool(); }},
       {"Greater", [](Importer& m) { m.compare(); }},
+      {"GroupNormalization", [](Importer& m) { m.group_norm(); }},
       {"GRU", [](Importer& m) { m.recurrent(false); }},
       {"GreaterOrEqual", [](Importer& m) { m.compare(); }},
       {"HardSigmoid", [](Importer& m) { m.activation("hard_sigmoid", {{"alpha", 0.2f}, {"beta", 0.5f}}); }},
       {"HardSwish", [](Importer& m) { m.unary("hard_swish"); }},
       {"Identity", [](Importer& m) { m.identity(); }},
+      {"InstanceNormalization", [](Importer& m) { m.instance_norm(); }},
       {"LayerNormalization", [](Importer& m) { m.layer_norm(); }},
       {"LeakyRelu", [](Importer& m) { m.activation("leaky_relu", {{"alpha", 0.01f}}); }},
       {"Less", [](Importer& m) { m.compare(); }},
@@ -581,12 +588,10 @@ std::vector<float> read_onnx_tensor_file(const std::string& path, Shape* shape) 
   return with_prefix(path, [&] {
     onnx::TensorProto t;
     if (!parse_message(bytes, &t)) throw LoomError("not a valid TensorProto (protobuf parse failed)");
-    if (t.data_type() != onnx::TensorProto::FLOAT && t.data_type() != onnx::TensorProto::BOOL)
-      throw LoomError("tensor of type " + type_name(t.data_type()) + " (only float32 and bool are supported)");
     Known k = known_from_proto(t);
     if (shape) *shape = k.shape;
     if (!k.is_float)
-      for (int64_t v : k.i) k.f.push_back(static_cast<float>(v));  // bool: ones and zeros
+      for (int64_t v : k.i) k.f.push_back(static_cast<float>(v));  // bool: ones and zeros; integers as floats
     return std::move(k.f);
   });
 }

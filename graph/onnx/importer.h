@@ -141,6 +141,10 @@ class Importer {
   void reduce(const std::string& op, int64_t axes_input_opset);
   void gemm();
   void matmul();
+  void einsum();
+  void arg_extreme(bool max);
+  void instance_norm();
+  void group_norm();
   // Neural-network ops (ops_nn.cc):
   std::vector<int64_t> window_pads(const Shape& x, const std::vector<int64_t>& kernel,
                                    const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations);

@@ -168,6 +168,90 @@ void Importer::gemm() {
        main_output());
 }
 
+void Importer::einsum() {
+  allow_attrs({"equation"});
+  require_inputs(1, INT_MAX);
+  if (!attr("equation")) throw LoomError("attribute equation is missing");
+  std::vector<std::string> inputs;
+  for (int i = 0; i < num_inputs(); ++i) inputs.push_back(data(in(i)));
+  emit("einsum", inputs, {{"equation", attr_string("equation", "")}}, main_output());
+}
+
+// ArgMax / ArgMin from ops Loom has: the extreme along the axis, then the
+// first (or last) position holding it — a reduce_min (or max) over the
+// positions where the input equals it. The index is carried as a float.
+void Importer::arg_extreme(bool max) {
+  allow_attrs({"axis", "keepdims", "select_last_index"});
+  require_inputs(1, 1);
+  const Shape shape = shape_of(in(0));
+  const int64_t axis = op_detail::normalize_axis(attr_int("axis", 0), shape.size());
+  const int64_t keep = attr_int("keepdims", 1);
+  const bool last = attr_int("select_last_index", 0) != 0;
+  const std::string x = data(in(0));
+  const std::string extreme =
+      step_node(max ? "reduce_max" : "reduce_min", {x}, {{"axes", {axis}}, {"keepdims", 1}});
+  const std::string hit = step_node("equal", {x, extreme}, json::object());
+  Shape pos_shape(shape.size() - axis, 1);
+  pos_shape[0] = shape[axis];
+  std::vector<float> positions;
+  for (int64_t k = 0; k < shape[axis]; ++k) positions.push_back(static_cast<float>(k));
+  const std::string pos = new_constant(node_name_ + "_positions", pos_shape, positions);
+  const std::string miss = new_constant(node_name_ + "_miss", {}, {last ? -1.0f : static_cast<float>(shape[axis])});
+  const std::string cand = step_node("where", {hit, pos, miss}, json::object());
+  emit(last ? "reduce_max" : "reduce_min", {cand}, {{"axes", {axis}}, {"keepdims", keep}}, bool_output());
+}
+
+// InstanceNormalization: per sample and channel over the spatial dims, a
+// layer norm from axis 2 (unit scale), then the per-channel scale and bias.
+void Importer::instance_norm() {
+  allow_attrs({"epsilon"});
+  require_inputs(3, 3);
+  const Shape shape = shape_of(in(0));
+  if (shape.size() < 3) throw LoomError("input of shape " + shape_string(shape) + ": expected at least 3 dims");
+  const double eps = attr_float("epsilon", 1e-5f);
+  const std::string one = new_constant(node_name_ + "_one", {1}, {1.0f});
+  const std::string normed = step_node("layer_norm", {data(in(0)), one}, {{"axis", 2}, {"epsilon", eps}});
+  Shape per_channel(shape.size() - 1, 1);
+  per_channel[0] = shape[1];
+  const std::string scale = step_node("reshape", {data(in(1))}, {{"shape", per_channel}});
+  const std::string bias = step_node("reshape", {data(in(2))}, {{"shape", per_channel}});
+  emit("add", {step_node("mul", {normed, scale}, json::object()), bias}, json::object(), main_output());
+}
+
+// GroupNormalization (opset 18: scale and bias per group; 21: per channel):
+// the channels regrouped [N, G, C/G * spatial], a layer norm from axis 2,
+// the shape restored, then scale and bias.
+void Importer::group_norm() {
+  allow_attrs({"epsilon", "num_groups", "stash_type"});
+  require_inputs(3, 3);
+  const Shape shape = shape_of(in(0));
+  if (shape.size() < 3) throw LoomError("input of shape " + shape_string(shape) + ": expected at least 3 dims");
+  const int64_t groups = attr_int("num_groups", 0), C = shape[1];
+  if (groups < 1 || C % groups != 0)
+    throw LoomError("attribute num_groups=" + std::to_string(groups) + " does not divide " + std::to_string(C) + " channels");
+  const double eps = attr_float("epsilon", 1e-5f);
+  const std::string one = new_constant(node_name_ + "_one", {1}, {1.0f});
+  const std::string grouped = step_node("reshape", {data(in(0))}, {{"shape", {shape[0], groups, -1}}});
+  const std::string normed = step_node("layer_norm", {grouped, one}, {{"axis", 2}, {"epsilon", eps}});
+  std::string y = step_node("reshape", {normed}, {{"shape", shape}});
+  // Per-group parameters repeat over the group's channels.
+  auto per_channel = [&](int i) {
+    const Shape p = shape_of(in(i));
+    std::string v = data(in(i));
+    Shape target(shape.size() - 1, 1);
+    if (num_elements(p) == groups && groups != C) {
+      v = step_node("reshape", {v}, {{"shape", {groups, 1}}});
+      v = step_node("expand", {v}, {{"shape", {groups, C / groups}}});
+    } else if (num_elements(p) != C) {
+      throw LoomError(input_label(i, "the scale or bias") + " has " + std::to_string(num_elements(p)) +
+                      " values, expected " + std::to_string(C) + " or " + std::to_string(groups));
+    }
+    target[0] = C;
+    return step_node("reshape", {v}, {{"shape", target}});
+  };
+  emit("add", {step_node("mul", {y, per_channel(1)}, json::object()), per_channel(2)}, json::object(), main_output());
+}
+
 void Importer::matmul() {
   allow_attrs({});
   require_inputs(2, 2);

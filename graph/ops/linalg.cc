@@ -1,4 +1,8 @@
-// Contractions: gemm (ONNX Gemm) and matmul (numpy matmul).
+// Contractions: gemm (ONNX Gemm), matmul (numpy matmul) and einsum.
+#include <cctype>
+#include <map>
+#include <sstream>
+
 #include "graph/ops.h"
 #include "ir/error.h"
 
@@ -124,6 +128,110 @@ Tensor matmul_lower(const std::vector<Tensor>& in, const nlohmann::json&, const 
       name);
 }
 
+// ---- einsum -----------------------------------------------------------------
+
+// An einsum equation parsed: each input's letters and the output's (the
+// implicit form's output: the letters used once, sorted), with every
+// letter's extent.
+struct Einsum {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::map<char, int64_t> extent;
+};
+
+Einsum parse_einsum(const std::string& equation, const std::vector<Shape>& shapes) {
+  std::string eq;
+  for (char c : equation)
+    if (c != ' ') eq += c;
+  if (eq.find("...") != std::string::npos) throw LoomError("equation '" + equation + "': ellipsis is not supported");
+  Einsum e;
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::stringstream parts(lhs);
+  for (std::string part; std::getline(parts, part, ',');) e.inputs.push_back(part);
+  if (lhs.empty() || lhs.back() == ',') e.inputs.push_back("");
+  if (e.inputs.size() != shapes.size())
+    throw LoomError("equation '" + equation + "' names " + std::to_string(e.inputs.size()) + " operands, got " +
+                    std::to_string(shapes.size()));
+  std::map<char, int> uses;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const std::string& in = e.inputs[i];
+    if (in.size() != shapes[i].size())
+      throw LoomError("equation '" + equation + "': operand " + std::to_string(i) + " has " + std::to_string(shapes[i].size()) +
+                      " dims, its subscripts " + std::to_string(in.size()));
+    for (size_t d = 0; d < in.size(); ++d) {
+      const char c = in[d];
+      if (!std::isalpha(static_cast<unsigned char>(c))) throw LoomError("equation '" + equation + "': bad subscript '" + std::string(1, c) + "'");
+      if (in.find(c) != d) throw LoomError("equation '" + equation + "': a repeated subscript in one operand (a diagonal) is not supported");
+      auto [it, fresh] = e.extent.emplace(c, shapes[i][d]);
+      if (!fresh && it->second != shapes[i][d])
+        throw LoomError("equation '" + equation + "': subscript '" + std::string(1, c) + "' is " + std::to_string(it->second) +
+                        " in one operand and " + std::to_string(shapes[i][d]) + " in another");
+      ++uses[c];
+    }
+  }
+  if (arrow != std::string::npos) {
+    e.output = eq.substr(arrow + 2);
+    for (size_t d = 0; d < e.output.size(); ++d)
+      if (!e.extent.count(e.output[d]) || e.output.find(e.output[d]) != d)
+        throw LoomError("equation '" + equation + "': output subscript '" + std::string(1, e.output[d]) +
+                        "' is not an operand's, or repeats");
+  } else {
+    for (const auto& [c, n] : uses)
+      if (n == 1) e.output += c;
+  }
+  return e;
+}
+
+Shape einsum_shape(const std::vector<Shape>& in, const nlohmann::json& a) {
+  Einsum e = parse_einsum(a["equation"].get<std::string>(), in);
+  Shape out;
+  for (char c : e.output) out.push_back(e.extent.at(c));
+  return out;
+}
+
+// out[output letters] = sum over the other letters of the operands' product.
+Tensor einsum_lower(const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& name) {
+  std::vector<Shape> shapes;
+  for (const auto& t : in) shapes.emplace_back(t.shape().begin(), t.shape().end());
+  // ir tensors have at least one dim: an operand without subscripts (a
+  // scalar) is [1], read at 0.
+  const std::string eq = a["equation"].get<std::string>();
+  std::stringstream parts(eq.substr(0, eq.find("->")));
+  size_t i = 0;
+  for (std::string part; std::getline(parts, part, ','); ++i)
+    if (i < shapes.size() && part.find_first_not_of(' ') == std::string::npos) shapes[i] = {};
+  Einsum e = parse_einsum(eq, shapes);
+  std::vector<int64_t> out_shape;
+  for (char c : e.output) out_shape.push_back(e.extent.at(c));
+  const bool scalar = out_shape.empty();
+  if (scalar) out_shape.push_back(1);
+  std::map<char, Var> rvars;
+  std::vector<Var> reduce;
+  for (const auto& [c, n] : e.extent)
+    if (e.output.find(c) == std::string::npos) {
+      rvars.emplace(c, reduce_axis(n, name + "_" + std::string(1, c)));
+      reduce.push_back(rvars.at(c));
+    }
+  return compute_with_axes(
+      out_shape,
+      [&](const std::vector<Var>& v) {
+        std::map<char, Expr> at;
+        for (size_t d = 0; d < e.output.size(); ++d) at[e.output[d]] = v[d];
+        for (const auto& [c, r] : rvars) at[c] = r;
+        Expr prod;
+        for (size_t i = 0; i < in.size(); ++i) {
+          std::vector<Expr> idx;
+          for (char c : e.inputs[i]) idx.push_back(at.at(c));
+          if (idx.empty()) idx.push_back(Expr(int64_t{0}));
+          Expr load = in[i](idx);
+          prod = prod.defined() ? prod * load : load;
+        }
+        return reduce.empty() ? prod : sum(prod, reduce);
+      },
+      name);
+}
+
 }  // namespace
 
 void register_linalg_ops(std::vector<OpDef>& out) {
@@ -139,6 +247,11 @@ void register_linalg_ops(std::vector<OpDef>& out) {
       OpPattern::kOutEWiseFusable, {},
       [](const std::vector<Shape>& in, const nlohmann::json&) { return matmul_out(matmul_dims(in[0], in[1])); },
       matmul_lower));
+  out.push_back(make_op("einsum",
+                        "Einstein summation (ONNX Einsum, without ellipsis or diagonals): the output's subscripts "
+                        "index it, the others are summed",
+                        1, -1, OpPattern::kOutEWiseFusable, {{"equation", nlohmann::json(), "e.g. bhid,bhjd->bhij", ""}},
+                        einsum_shape, einsum_lower));
 }
 
 }  // namespace loom::graph::op_detail

@@ -93,7 +93,8 @@ Graph movement_ops() {
       .node("greater", {"sum", "half"}, "mask")
       .node("where", {"mask", "sum", "fill"}, "masked")
       .node("leaky_relu", {"masked"}, "lr", {{"alpha", 0.1}})
-      .node("prelu", {"lr", "slope"}, "y");
+      .node("prelu", {"lr", "slope"}, "pr")
+      .node("einsum", {"pr", "pr"}, "y", {{"equation", "nchw,nchv->ncwv"}});
   return b.build({"y"});
 }
 

@@ -6,6 +6,7 @@
 
 #include "graph/interpreter.h"
 #include "graph/ops.h"
+#include "ir/reference.h"
 #include "tests/graph/graph_builder.h"
 
 namespace loom::graph {
@@ -147,6 +148,41 @@ TEST(Where, PicksByAConditionOfOnesAndZerosWithBroadcasting) {
   b.input("c", {2, 1}).input("a", {2, 2}).constant("fill", {}, {9});
   Graph g = b.node("where", {"c", "a", "fill"}, "y").build({"y"});
   EXPECT_EQ(interpret(g, {{"c", {1, 0}}, {"a", {1, 2, 3, 4}}}).at("y"), std::vector<float>({1, 2, 9, 9}));
+}
+
+// Attention's scores as einsum, against the same product spelled as matmul.
+TEST(Einsum, BatchedScoresEqualMatmulWithTheTransposedKeys) {
+  GraphBuilder b;
+  b.input("q", {2, 3, 4}).input("k", {2, 5, 4});
+  Graph g = b.node("einsum", {"q", "k"}, "s", {{"equation", "bid,bjd->bij"}})
+                .node("transpose", {"k"}, "kt", {{"perm", {0, 2, 1}}})
+                .node("matmul", {"q", "kt"}, "m")
+                .build({"s", "m"});
+  EXPECT_EQ(g.shape("s"), Shape({2, 3, 5}));
+  Values v = interpret(g, random_graph_inputs(g, 4));
+  EXPECT_EQ(compare_outputs(v.at("s"), v.at("m")), "");
+}
+
+TEST(Einsum, ImplicitOutputSumsRepeatedSubscriptsAndKeepsTheOthersSorted) {
+  GraphBuilder b;
+  b.input("a", {2, 3}).input("c", {3});
+  Graph g = b.node("einsum", {"a", "c"}, "y", {{"equation", "ij,j"}}).build({"y"});
+  EXPECT_EQ(g.shape("y"), Shape({2}));
+  EXPECT_EQ(interpret(g, {{"a", {1, 2, 3, 4, 5, 6}}, {"c", {1, 0, -1}}}).at("y"), std::vector<float>({-2, -2}));
+}
+
+TEST(Einsum, MismatchedExtentsEllipsisAndDiagonalsAreErrors) {
+  GraphBuilder b;
+  b.input("a", {2, 3}).input("c", {4});
+  auto err = [&](const std::string& eq) {
+    Graph g = GraphBuilder(b).node("einsum", {"a", "c"}, "y", {{"equation", eq}}).raw({"y"});
+    const std::string msg = error_of([&] { g.validate(); });
+    EXPECT_TRUE(one_line(msg)) << msg;
+    return msg;
+  };
+  EXPECT_NE(err("ij,j->i").find("subscript 'j' is 3 in one operand and 4 in another"), std::string::npos);
+  EXPECT_NE(err("...j,k->jk").find("ellipsis is not supported"), std::string::npos);
+  EXPECT_NE(err("ii,k->k").find("diagonal"), std::string::npos);
 }
 
 TEST(Comparisons, GiveOnesAndZeros) {
