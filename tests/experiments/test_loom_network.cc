@@ -120,6 +120,31 @@ TEST_F(LoomNetwork, RunWithoutOnnxRuntimeWarnsInOneLineAndGoesOn) {
   EXPECT_NE(r.output.find("check output against PyTorch (the frozen module): match"), std::string::npos) << r.output;
 }
 
+// The fixture's Relu has input x of shape [batch, 4].
+TEST_F(LoomNetwork, ShapeFlagPinsADynamicDimension) {
+  Result r = run_loom("network run " + model("bad_dynamic_batch.onnx") + " --shape x=3x4 --rounds 1 --check");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("check y against ONNX Runtime: match"), std::string::npos) << r.output;
+  Result unpinned = run_loom("network tasks " + model("bad_dynamic_batch.onnx"));
+  EXPECT_EQ(unpinned.exit_code, 2) << unpinned.output;
+  EXPECT_NE(unpinned.output.find("dynamic dimension 'batch' (pin it: --shape x=Nx4"), std::string::npos)
+      << unpinned.output;
+  Result bad = run_loom("network tasks " + model("bad_dynamic_batch.onnx") + " --shape x=3by4");
+  EXPECT_NE(bad.output.find("shape 'x=3by4': expected NAME=DIMxDIMx..."), std::string::npos) << bad.output;
+}
+
+TEST_F(LoomNetwork, NetworkConfigsInputShapesPinTheModel) {
+  const std::string config = model("pinned.json");
+  std::ofstream(config) << R"({"network": "bad_dynamic_batch.onnx", "input_shapes": {"x": [5, 4]}})";
+  Result show = run_loom("config show " + config);
+  EXPECT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("\"input_shapes\""), std::string::npos) << show.output;
+  std::ofstream(config) << R"({"network": "bad_dynamic_batch.onnx", "input_shapes": {"x": "5x4"}})";
+  Result bad = run_loom("config show " + config);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("input_shapes.x: expected a list of dims"), std::string::npos) << bad.output;
+}
+
 TEST_F(LoomNetwork, RunRefusesAnUnknownBaseline) {
   Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --baselines tvm");
   EXPECT_EQ(r.exit_code, 2) << r.output;
