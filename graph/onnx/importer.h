@@ -59,9 +59,10 @@ std::vector<int64_t> strides_of(const Shape& s);  // row-major
 // data-movement fold (Gather, Slice, Concat, Transpose, Tile) is one of these.
 Known take(const Known& src, Shape shape, const std::vector<int64_t>& index);
 // f applied element-wise to known values with numpy broadcasting; the result
-// float or integer (ops_logic.cc).
-Known fold_broadcast(const std::vector<const Known*>& in, bool result_float,
-                     const std::function<double(const std::vector<double>&)>& f);
+// float or integer (ops_logic.cc). Values pass as long double, which holds
+// every int64 exactly (exporters write INT64_MAX as an open slice end).
+using FoldFn = std::function<long double(const std::vector<long double>&)>;
+Known fold_broadcast(const std::vector<const Known*>& in, bool result_float, const FoldFn& f);
 // Calls fn with every multi-index of `shape`, row-major.
 void for_each_index(const Shape& shape, const std::function<void(const std::vector<int64_t>&)>& fn);
 

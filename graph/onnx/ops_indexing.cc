@@ -222,7 +222,7 @@ void Importer::expand() {
   const Shape shape = op_detail::broadcast_shapes(shape_of(in(0)), target);
   if (const Known* k = known(in(0))) {
     Known like = known_ints(shape, std::vector<int64_t>(num_elements(shape), 0));
-    set_known(node_->output(0), fold_broadcast({k, &like}, k->is_float, [](const std::vector<double>& v) { return v[0]; }));
+    set_known(node_->output(0), fold_broadcast({k, &like}, k->is_float, [](const std::vector<long double>& v) { return v[0]; }));
     return;
   }
   if (shape == shape_of(in(0))) {

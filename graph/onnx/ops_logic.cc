@@ -1,5 +1,5 @@
 // ONNX comparisons, logic and integer arithmetic: Equal, Less, Greater,
-// LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, Where, Mod, Range, and Neg,
+// LessOrEqual, GreaterOrEqual, And, Or, Not, Where, Mod, Range, and Neg,
 // Abs, Max and Min on known values. Exporters emit most of them as shape
 // logic on static shapes (a ViT's class-token expand, a Swin's window
 // arithmetic): on known values they fold here, with numpy broadcasting. On
@@ -13,8 +13,7 @@
 
 namespace loom::graph::onnx_detail {
 
-Known fold_broadcast(const std::vector<const Known*>& in, bool result_float,
-                     const std::function<double(const std::vector<double>&)>& f) {
+Known fold_broadcast(const std::vector<const Known*>& in, bool result_float, const FoldFn& f) {
   Shape shape;
   for (const Known* k : in) shape = op_detail::broadcast_shapes(shape, k->shape);
   std::vector<std::vector<int64_t>> strides;
@@ -22,7 +21,7 @@ Known fold_broadcast(const std::vector<const Known*>& in, bool result_float,
   Known out;
   out.is_float = result_float;
   out.shape = shape;
-  std::vector<double> args(in.size());
+  std::vector<long double> args(in.size());
   for_each_index(shape, [&](const std::vector<int64_t>& idx) {
     for (size_t a = 0; a < in.size(); ++a) {
       const Shape& s = in[a]->shape;
@@ -31,9 +30,9 @@ Known fold_broadcast(const std::vector<const Known*>& in, bool result_float,
         const size_t od = shape.size() - s.size() + d;
         if (s[d] != 1) j += idx[od] * strides[a][d];
       }
-      args[a] = in[a]->at(j);
+      args[a] = in[a]->is_float ? static_cast<long double>(in[a]->f[j]) : static_cast<long double>(in[a]->i[j]);
     }
-    const double v = f(args);
+    const long double v = f(args);
     if (result_float) out.f.push_back(static_cast<float>(v));
     else out.i.push_back(static_cast<int64_t>(v));
   });
@@ -42,17 +41,17 @@ Known fold_broadcast(const std::vector<const Known*>& in, bool result_float,
 
 namespace {
 
-using Fn = std::function<double(const std::vector<double>&)>;
+using Fn = FoldFn;
 
 const std::map<std::string, std::pair<std::string, Fn>>& comparisons() {
   static const std::map<std::string, std::pair<std::string, Fn>> table = {
-      {"Equal", {"equal", [](const std::vector<double>& v) { return double(v[0] == v[1]); }}},
-      {"Less", {"less", [](const std::vector<double>& v) { return double(v[0] < v[1]); }}},
-      {"LessOrEqual", {"less_equal", [](const std::vector<double>& v) { return double(v[0] <= v[1]); }}},
-      {"Greater", {"greater", [](const std::vector<double>& v) { return double(v[0] > v[1]); }}},
-      {"GreaterOrEqual", {"greater_equal", [](const std::vector<double>& v) { return double(v[0] >= v[1]); }}},
-      {"And", {"and", [](const std::vector<double>& v) { return double(v[0] != 0 && v[1] != 0); }}},
-      {"Or", {"or", [](const std::vector<double>& v) { return double(v[0] != 0 || v[1] != 0); }}},
+      {"Equal", {"equal", [](const std::vector<long double>& v) { return static_cast<long double>(v[0] == v[1]); }}},
+      {"Less", {"less", [](const std::vector<long double>& v) { return static_cast<long double>(v[0] < v[1]); }}},
+      {"LessOrEqual", {"less_equal", [](const std::vector<long double>& v) { return static_cast<long double>(v[0] <= v[1]); }}},
+      {"Greater", {"greater", [](const std::vector<long double>& v) { return static_cast<long double>(v[0] > v[1]); }}},
+      {"GreaterOrEqual", {"greater_equal", [](const std::vector<long double>& v) { return static_cast<long double>(v[0] >= v[1]); }}},
+      {"And", {"and", [](const std::vector<long double>& v) { return static_cast<long double>(v[0] != 0 && v[1] != 0); }}},
+      {"Or", {"or", [](const std::vector<long double>& v) { return static_cast<long double>(v[0] != 0 || v[1] != 0); }}},
   };
   return table;
 }
@@ -84,7 +83,7 @@ void Importer::logical_not() {
   allow_attrs({});
   require_inputs(1, 1);
   if (const Known* k = known(in(0))) {
-    set_known(node_->output(0), fold_broadcast({k}, false, [](const std::vector<double>& v) { return double(v[0] == 0); }));
+    set_known(node_->output(0), fold_broadcast({k}, false, [](const std::vector<long double>& v) { return static_cast<long double>(v[0] == 0); }));
     return;
   }
   emit("not", {data(in(0))}, json::object(), bool_output());
@@ -98,7 +97,7 @@ void Importer::where() {
   const Known* b = known(in(2));
   if (c && a && b) {
     set_known(node_->output(0), fold_broadcast({c, a, b}, a->is_float || b->is_float,
-                                               [](const std::vector<double>& v) { return v[0] != 0 ? v[1] : v[2]; }));
+                                               [](const std::vector<long double>& v) { return v[0] != 0 ? v[1] : v[2]; }));
     return;
   }
   const int32_t t = elem_type(node_->output(0));
@@ -116,9 +115,9 @@ void Importer::mod() {
   const Known* a = known(in(0));
   const Known* b = known(in(1));
   if (!a || !b) throw LoomError("Mod of non-constant data is not supported (only constant and shape data are folded)");
-  set_known(node_->output(0), fold_broadcast({a, b}, a->is_float || b->is_float, [&](const std::vector<double>& v) {
+  set_known(node_->output(0), fold_broadcast({a, b}, a->is_float || b->is_float, [&](const std::vector<long double>& v) {
               if (v[1] == 0) throw LoomError("a modulo by zero");
-              double r = std::fmod(v[0], v[1]);
+              long double r = std::fmod(v[0], v[1]);
               if (!fmod && r != 0 && ((r < 0) != (v[1] < 0))) r += v[1];  // the divisor's sign, as Python's %
               return r;
             }));
@@ -149,7 +148,7 @@ void Importer::range() {
 bool Importer::fold_unary(const std::string& op) {
   const Known* k = known(in(0));
   if (!k || k->is_float) return false;
-  set_known(node_->output(0), fold_broadcast({k}, false, [&](const std::vector<double>& v) {
+  set_known(node_->output(0), fold_broadcast({k}, false, [&](const std::vector<long double>& v) {
               return op == "neg" ? -v[0] : std::fabs(v[0]);
             }));
   return true;
@@ -163,9 +162,9 @@ bool Importer::fold_variadic(const std::string& op) {
     if (!k || k->is_float) return false;
     parts.push_back(k);
   }
-  set_known(node_->output(0), fold_broadcast(parts, false, [&](const std::vector<double>& v) {
-              double r = v[0];
-              for (double x : v) r = op == "max" ? std::max(r, x) : std::min(r, x);
+  set_known(node_->output(0), fold_broadcast(parts, false, [&](const std::vector<long double>& v) {
+              long double r = v[0];
+              for (long double x : v) r = op == "max" ? std::max(r, x) : std::min(r, x);
               return r;
             }));
   return true;

@@ -15,26 +15,14 @@ namespace {
 // Integer arithmetic with numpy broadcasting: the shape computations exporters emit.
 Known fold_int_binary(const std::string& op, const Known& a, const Known& b) {
   if (a.is_float || b.is_float) throw LoomError("mixes integer and float constants");
-  const Shape shape = op_detail::broadcast_shapes(a.shape, b.shape);
-  const auto sa = strides_of(a.shape), sb = strides_of(b.shape);
-  std::vector<int64_t> values;
-  for_each_index(shape, [&](const std::vector<int64_t>& idx) {
-    int64_t ia = 0, ib = 0;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      const size_t off = shape.size() - d;
-      if (off <= a.shape.size() && a.shape[a.shape.size() - off] != 1) ia += idx[d] * sa[a.shape.size() - off];
-      if (off <= b.shape.size() && b.shape[b.shape.size() - off] != 1) ib += idx[d] * sb[b.shape.size() - off];
-    }
-    const int64_t x = a.i[ia], y = b.i[ib];
-    if (op == "Add") values.push_back(x + y);
-    else if (op == "Sub") values.push_back(x - y);
-    else if (op == "Mul") values.push_back(x * y);
-    else {
-      if (y == 0) throw LoomError("integer division by zero");
-      values.push_back(x / y);
-    }
+  return fold_broadcast({&a, &b}, false, [&](const std::vector<long double>& v) {
+    const int64_t x = static_cast<int64_t>(v[0]), y = static_cast<int64_t>(v[1]);
+    if (op == "Add") return static_cast<long double>(x + y);
+    if (op == "Sub") return static_cast<long double>(x - y);
+    if (op == "Mul") return static_cast<long double>(x * y);
+    if (y == 0) throw LoomError("integer division by zero");
+    return static_cast<long double>(x / y);
   });
-  return known_ints(shape, std::move(values));
 }
 
 }  // namespace

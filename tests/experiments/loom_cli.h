@@ -23,4 +23,18 @@ inline CliResult run_loom(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
 
+// "" when the onnxruntime-node package that scripts/setup.sh installs next to
+// the loom binary is there, else why not: the ONNX Runtime baseline is
+// optional (setup goes on without the npm registry), so its tests skip.
+inline std::string onnxruntime_missing() {
+  const std::string binary = LOOM_BINARY;
+  const std::string package = binary.substr(0, binary.find_last_of('/')) +
+                              "/onnxruntime-node/node_modules/onnxruntime-node/package.json";
+  if (FILE* f = std::fopen(package.c_str(), "r")) {
+    std::fclose(f);
+    return "";
+  }
+  return package + " is missing (scripts/setup.sh could not install onnxruntime-node)";
+}
+
 }  // namespace loom::testing
