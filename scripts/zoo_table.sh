@@ -7,6 +7,8 @@
 #   scripts/zoo_table.sh                       # the full zoo, 1 thread
 #   MODELS="resnet18,vit_b_16" THREADS=2 scripts/zoo_table.sh
 #   SMALL=1 scripts/zoo_table.sh               # the toy-size zoo (what CI checks)
+#   PREDICT=1 scripts/zoo_table.sh             # schedules the shipped cost model
+#                                              # chose, nothing timed (--predict)
 #
 # Environment: BUILD (default build), OUT (default build/zoo, or
 # build/zoo_small with SMALL=1), ROUNDS (default 3), THREADS (default 1),
@@ -21,6 +23,10 @@ SMALL=${SMALL:-}
 OUT=$(realpath -m "${OUT:-build/zoo${SMALL:+_small}}")
 ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-1}
+PREDICT=${PREDICT:-}
+variant=${THREADS}t${PREDICT:+.predicted}
+run_args=()
+[ -z "$PREDICT" ] || run_args=(--predict)
 list_args=()
 [ -z "$SMALL" ] || list_args=(--small)
 MODELS=${MODELS:-$(/usr/bin/python3 scripts/make_zoo.py --list "${list_args[@]}" | awk '{print $1}' | paste -sd, -)}
@@ -35,23 +41,23 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 for m in ${MODELS//,/ }; do
-  run="$OUT/$m.${THREADS}t.run.txt"
+  run="$OUT/$m.$variant.run.txt"
   [ -f "$run" ] && continue
   [ -f "$OUT/$m.onnx" ] || { echo "export failed" >"$run"; continue; }
   echo "zoo_table: $m ($(date -u +%H:%M))"
-  "$BUILD/loom" network run "$OUT/$m.onnx" --threads "$THREADS" --rounds "$ROUNDS" --check >"$run.tmp" 2>&1
+  "$BUILD/loom" network run "$OUT/$m.onnx" --threads "$THREADS" --rounds "$ROUNDS" --check "${run_args[@]}" >"$run.tmp" 2>&1
   echo "exit $?" >>"$run.tmp"
   grep -v '^W[0-9]\{8\} ' "$run.tmp" >"$run"  # PyTorch's own resize warnings
   rm -f "$run.tmp"
 done
 
 {
-  echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; $THREADS thread(s); $ROUNDS alternating rounds; $(date -u +%F)"
+  echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; $THREADS thread(s); $ROUNDS alternating rounds; ${PREDICT:+schedules predicted by the shipped cost model; }$(date -u +%F)"
   echo
-  echo "| model | ONNX nodes (op types) | tasks | check (PyTorch / ONNX Runtime) | Loom untuned | PyTorch | ONNX Runtime | Loom / ONNX Runtime speed |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| model | ONNX nodes (op types) | tasks | check (PyTorch / ONNX Runtime) | Loom untuned | PyTorch | ONNX Runtime | Loom / ONNX Runtime speed | prediction time |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   for m in ${MODELS//,/ }; do
-    run="$OUT/$m.${THREADS}t.run.txt"
+    run="$OUT/$m.$variant.run.txt"
     [ -f "$run" ] || continue
     ops=$(/usr/bin/python3 -c "import onnx,sys; g=onnx.load(sys.argv[1], load_external_data=False).graph; print(f'{len(g.node)} ({len(set(n.op_type for n in g.node))})')" "$OUT/$m.onnx" 2>/dev/null || echo "-")
     tasks=$(sed -nE 's/.* ([0-9]+) tasks \(.*/\1/p' "$run" | head -1)
@@ -62,11 +68,12 @@ done
     ort=$(sed -nE 's/^ONNX Runtime median ([0-9.]+) ms.*/\1/p' "$run")
     ratio=$(sed -nE "s/.*Loom runs at ([0-9.]+)x ONNX Runtime's speed.*/\1/p" "$run")
     err=$(grep -m1 'error:' "$run" | sed 's/|/\\|/g')
+    predicted=$(sed -nE 's/^predicted [0-9]+ schedules with .* in ([0-9.]+) s .*/\1 s/p' "$run")
     if [ -n "$err" ]; then
-      echo "| $m | $ops | - | refused: ${err#*error: } | - | - | - | - |"
+      echo "| $m | $ops | - | refused: ${err#*error: } | - | - | - | - | - |"
     else
-      echo "| $m | $ops | ${tasks:--} | ${torch_check:--} / ${ort_check:--} | ${loom:--} ms | ${torch:--} ms | ${ort:--} ms | ${ratio:--} |"
+      echo "| $m | $ops | ${tasks:--} | ${torch_check:--} / ${ort_check:--} | ${loom:--} ms | ${torch:--} ms | ${ort:--} ms | ${ratio:--} | ${predicted:--} |"
     fi
   done
-} >"$OUT/table.${THREADS}t.md"
-cat "$OUT/table.${THREADS}t.md"
+} >"$OUT/table.$variant.md"
+cat "$OUT/table.$variant.md"

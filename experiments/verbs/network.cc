@@ -32,6 +32,7 @@
 #include "ir/error.h"
 #include "measure/task.h"
 #include "measure/timing.h"
+#include "search/predicted_schedule.h"
 
 namespace loom::cli {
 
@@ -167,10 +168,32 @@ void print_profile(graph::NetworkExecutor& ex, const Values& inputs, int rounds)
 }
 
 
+// Every task's schedule chosen by the cost model in `model_file`, no
+// program timed (a log's tuned programs still take precedence).
+void predict_schedules(const Graph& g, const std::string& model_file, graph::ExecutorOptions& opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<CostModel> model = load_cost_model(model_file);
+  graph::NetworkTasks nt = graph::extract_tasks(g);
+  Target target;
+  target.threads = opts.threads;
+  SearchSettings settings;
+  settings.seed = 1;
+  int scored = 0;
+  for (const auto& t : nt.tasks) {
+    Task task = Task::make(kSubgraphWorkload, t.subgraph, target);
+    PredictedSchedule p = predict_schedule(task, *model, settings);
+    opts.schedules[t.subgraph.dump()] = p.state.steps_json();
+    scored += p.scored;
+  }
+  std::printf("predicted %zu schedules with %s in %.1f s (%d programs scored, none timed)\n", nt.tasks.size(),
+              model_file.c_str(), seconds_since(t0), scored);
+}
+
 int run_network_verb(const Args& a) {
   std::string model, torch_path;
   graph::ExecutorOptions opts;
-  bool check = false, profile = false, use_torch = true, use_ort = true;
+  bool check = false, profile = false, use_torch = true, use_ort = true, predict = false;
+  std::string predict_model = std::string(LOOM_SOURCE_DIR) + "/experiments/models/suite_mlp.model";
   graph::InputShapes shapes;
   int rounds = 10;
   double tol = 1e-3;
@@ -198,6 +221,12 @@ int run_network_verb(const Args& a) {
       }
     } else if (a[i] == "--profile") {
       profile = true;
+    } else if (a[i] == "--predict") {
+      predict = true;
+    } else if (a[i] == "--predict-model") {
+      if (i + 1 >= a.size()) throw LoomError("--predict-model needs a cost-model file");
+      predict = true;
+      predict_model = a[++i];
     } else if (shape_flag(a, i, shapes)) {
     } else if (!a[i].empty() && a[i][0] == '-') {
       throw LoomError("unknown option " + a[i]);
@@ -213,27 +242,31 @@ int run_network_verb(const Args& a) {
   if (use_ort) baselines.onnx_path = onnx_file_for(model);
 
   Graph g = graph::load_graph(model, shapes);
+  if (predict) predict_schedules(g, predict_model, opts);
   auto t0 = std::chrono::steady_clock::now();
   graph::NetworkExecutor ex(g, opts);
-  int tuned = 0;
+  int tuned = 0, given = 0;
   double compile_s = 0;
   for (const auto& k : ex.kernels()) {
     tuned += k.tuned;
+    given += k.given;
     compile_s += k.compile_s;
   }
   std::string cpu = llvm_host_cpu_description();
-  std::printf("%s: %zu fused subgraphs, %zu tasks (%d tuned from the log, %zu default schedules), compiled in %.1f s "
+  const std::string predicted = given ? ", " + std::to_string(given) + " predicted" : "";
+  std::printf("%s: %zu fused subgraphs, %zu tasks (%d tuned from the log%s, %zu default schedules), compiled in %.1f s "
               "(LLVM %.1f s); %d thread%s on %s\n",
-              model.c_str(), ex.tasks().groups.size(), ex.tasks().tasks.size(), tuned, ex.tasks().tasks.size() - tuned,
-              seconds_since(t0), compile_s, opts.threads, opts.threads == 1 ? "" : "s",
-              cpu.substr(0, cpu.find(' ')).c_str());
+              model.c_str(), ex.tasks().groups.size(), ex.tasks().tasks.size(), tuned, predicted.c_str(),
+              ex.tasks().tasks.size() - tuned - given, seconds_since(t0), compile_s, opts.threads,
+              opts.threads == 1 ? "" : "s", cpu.substr(0, cpu.find(' ')).c_str());
   // As TVM warns of its fallback schedules: a task the log has no record of
   // (for this target) runs a default schedule, far from tuned speed.
   if (!opts.log.empty()) {
     for (size_t i = 0; i < ex.kernels().size(); ++i)
       if (!ex.kernels()[i].tuned)
-        std::printf("warning: %s has no valid record for task %zu (%s) on cpu -threads=%d: default schedule\n",
-                    opts.log.c_str(), i, graph::subgraph_summary(ex.tasks().tasks[i].subgraph).c_str(), opts.threads);
+        std::printf("warning: %s has no valid record for task %zu (%s) on cpu -threads=%d: %s schedule\n",
+                    opts.log.c_str(), i, graph::subgraph_summary(ex.tasks().tasks[i].subgraph).c_str(), opts.threads,
+                    ex.kernels()[i].given ? "predicted" : "default");
   }
   std::printf("memory plan: intermediates %.1f MB in reused buffers (%.1f MB without reuse)\n",
               ex.planned_bytes() / 1e6, ex.unplanned_bytes() / 1e6);

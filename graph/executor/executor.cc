@@ -90,10 +90,14 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
       Task task = Task::make(kSubgraphWorkload, nt.subgraph, target);
       State state;
       ProgramCost best = records.empty() ? ProgramCost{} : best_program(records, task.key());
+      auto given = opts.schedules.find(nt.subgraph.dump());
       if (best.record) {
         state = State::from_json(task.dag, best.record->steps);
         summary.tuned = true;
         summary.measured_s = best.cost_s;
+      } else if (given != opts.schedules.end()) {
+        state = State::from_json(task.dag, given->second);
+        summary.given = true;
       } else {
         state = default_schedule(task.dag, opts.threads, width);
       }

@@ -9,9 +9,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "graph/interpreter.h"
 #include "ir/compute_dag.h"
@@ -24,11 +27,16 @@ struct ExecutorOptions {
   int threads = 1;
   std::string log;       // records log with tuned programs; "" = default schedules only
   int vector_width = 0;  // floats per vector; 0 = the host's
+  // Steps for tasks the log has no program of, by the task's subgraph JSON
+  // (NetworkTask::subgraph.dump()): e.g. schedules a cost model chose
+  // (search/predicted_schedule.h). The rest run default schedules.
+  std::map<std::string, nlohmann::json> schedules;
 };
 
 struct KernelSummary {
   int task = -1;
   bool tuned = false;      // from the log
+  bool given = false;      // from ExecutorOptions::schedules
   double measured_s = 0;   // tuned: what the log measured for the program (one run)
   double compile_s = 0;
 };

@@ -146,6 +146,16 @@ TEST_F(LoomNetwork, NetworkConfigsInputShapesPinTheModel) {
   EXPECT_NE(bad.output.find("input_shapes.x: expected a list of dims"), std::string::npos) << bad.output;
 }
 
+// --predict: every task's schedule chosen by the shipped cost model, none
+// timed; the network still matches.
+TEST_F(LoomNetwork, RunPredictsEveryTasksScheduleWithTheShippedModel) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --predict --baselines none --rounds 1 --check");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("predicted 6 schedules with "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(0 tuned from the log, 6 predicted, 0 default schedules)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("against the reference interpreter: match"), std::string::npos) << r.output;
+}
+
 TEST_F(LoomNetwork, RunRefusesAnUnknownBaseline) {
   Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --baselines tvm");
   EXPECT_EQ(r.exit_code, 2) << r.output;
