@@ -112,6 +112,11 @@ OpDef make_op(const std::string& name, const std::string& doc, int min_inputs, i
   return op;
 }
 
+OpDef injective(const std::string& name, const std::string& doc, std::vector<OpAttr> attrs,
+                decltype(OpDef::infer_shape) shape, decltype(OpDef::lower) lower) {
+  return make_op(name, doc, 1, 1, OpPattern::kInjective, std::move(attrs), std::move(shape), std::move(lower));
+}
+
 std::vector<int64_t> ir_shape(const Shape& s) { return s.empty() ? std::vector<int64_t>{1} : s; }
 
 int64_t normalize_axis(int64_t axis, size_t ndim) {

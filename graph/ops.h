@@ -98,6 +98,9 @@ nlohmann::json resolve_attrs(const OpDef& op, const nlohmann::json& attrs);
 namespace op_detail {
 OpDef make_op(const std::string& name, const std::string& doc, int min_inputs, int max_inputs, OpPattern pattern,
               std::vector<OpAttr> attrs, decltype(OpDef::infer_shape) infer_shape, decltype(OpDef::lower) lower);
+// A one-input injective op (data movement: reshape, slice, pad, ...).
+OpDef injective(const std::string& name, const std::string& doc, std::vector<OpAttr> attrs,
+                decltype(OpDef::infer_shape) shape, decltype(OpDef::lower) lower);
 // ir/ tensors have at least one dim: a graph scalar lowers as shape [1].
 std::vector<int64_t> ir_shape(const Shape& s);
 int64_t normalize_axis(int64_t axis, size_t ndim);  // throws for out of range

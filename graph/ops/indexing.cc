@@ -249,40 +249,36 @@ Tensor lower_take(const Tensor& x, const nlohmann::json& a, const std::string& n
       name);
 }
 
-OpDef injective(const std::string& name, const std::string& doc, std::vector<OpAttr> attrs,
-                decltype(OpDef::infer_shape) shape, decltype(OpDef::lower) lower) {
-  return make_op(name, doc, 1, 1, OpPattern::kInjective, std::move(attrs), std::move(shape), std::move(lower));
+// The ops here take one input: their shape and lowering as functions of it.
+OpDef one_input(const std::string& name, const std::string& doc, std::vector<OpAttr> attrs,
+                Shape (*shape)(const Shape&, const nlohmann::json&),
+                Tensor (*lower)(const Tensor&, const nlohmann::json&, const std::string&)) {
+  return injective(
+      name, doc, std::move(attrs),
+      [shape](const std::vector<Shape>& in, const nlohmann::json& a) { return shape(in[0], a); },
+      [lower](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& n) { return lower(in[0], a, n); });
 }
 
 }  // namespace
 
 void register_indexing_ops(std::vector<OpDef>& out) {
-  out.push_back(injective(
+  out.push_back(one_input(
       "slice", "out[o] = x[start + o * step] per dim",
       {{"starts", nlohmann::json(), "first index per dim", {0}},
        {"steps", nlohmann::json(), "step per dim (negative: backwards)", {0}},
        {"sizes", nlohmann::json(), "output size per dim", {0}}},
-      [](const std::vector<Shape>& in, const nlohmann::json& a) { return slice_shape(in[0], a); },
-      [](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& name) {
-        return lower_slice(in[0], a, name);
-      }));
-  out.push_back(injective(
+      slice_shape, lower_slice));
+  out.push_back(one_input(
       "pad", "x surrounded by pads: the constant `value`, a mirror without the edge (reflect) or the edge repeated",
       {{"pads", nlohmann::json(), "[begin per dim..., end per dim...], each >= 0", {0}},
        {"mode", "constant", "constant, reflect or edge", nullptr, {"constant", "reflect", "edge"}},
        {"value", 0.0, "the constant"}},
-      [](const std::vector<Shape>& in, const nlohmann::json& a) { return pad_shape(in[0], a); },
-      [](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& name) {
-        return lower_pad(in[0], a, name);
-      }));
-  out.push_back(injective(
+      pad_shape, lower_pad));
+  out.push_back(one_input(
       "dilate", "x with strides[d] - 1 zeros between elements along dim d, then pads (negative ones crop)",
       {{"strides", nlohmann::json(), "spacing per dim", {1}},
        {"pads", nlohmann::json(), "[begin per dim..., end per dim...]", {0}}},
-      [](const std::vector<Shape>& in, const nlohmann::json& a) { return dilate_shape(in[0], a); },
-      [](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& name) {
-        return lower_dilate(in[0], a, name);
-      }));
+      dilate_shape, lower_dilate));
   out.push_back(make_op(
       "gather", "table's dim `axis` indexed by the integer values of `indices` (an embedding lookup)", 2, 2,
       OpPattern::kInjective, {{"axis", 0, "the indexed dim of the table"}},
@@ -317,13 +313,10 @@ void register_indexing_ops(std::vector<OpDef>& out) {
             },
             name);
       }));
-  out.push_back(injective(
+  out.push_back(one_input(
       "take", "x's dim `axis` replaced by the entries `indices` of it (a gather with constant indices)",
       {{"axis", nlohmann::json(), "the gathered dim", 0}, {"indices", nlohmann::json(), "the indices (each in range)", {0}}},
-      [](const std::vector<Shape>& in, const nlohmann::json& a) { return take_shape(in[0], a); },
-      [](const std::vector<Tensor>& in, const nlohmann::json& a, const std::string& name) {
-        return lower_take(in[0], a, name);
-      }));
+      take_shape, lower_take));
 }
 
 }  // namespace loom::graph::op_detail

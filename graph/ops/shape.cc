@@ -84,11 +84,6 @@ std::vector<int64_t> perm_of(const nlohmann::json& attr, size_t ndim) {
   return perm;
 }
 
-OpDef injective(const std::string& name, const std::string& doc, std::vector<OpAttr> attrs,
-                decltype(OpDef::infer_shape) shape, decltype(OpDef::lower) lower) {
-  return make_op(name, doc, 1, 1, OpPattern::kInjective, std::move(attrs), std::move(shape), std::move(lower));
-}
-
 }  // namespace
 
 void register_shape_ops(std::vector<OpDef>& out) {
