@@ -12,7 +12,7 @@
 //                   hard_swish, leaky_relu {alpha}, elu {alpha},
 //                   selu {alpha, gamma}; add, sub, mul, div, pow, max, min,
 //                   prelu, equal, less, less_equal, greater, greater_equal,
-//                   and, or (numpy broadcasting; comparisons and logic give
+//                   and, or, mod {fmod} (numpy broadcasting; comparisons and logic give
 //                   1.0 / 0.0); where (cond, a, b)
 //   nn.cc           conv2d (data NCHW, weight K x C/group x R x S, optional
 //                   bias K) {strides, pads [top, left, bottom, right],

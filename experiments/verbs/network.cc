@@ -14,7 +14,9 @@
 //     compares the outputs with each of them, with neither with Loom's
 //     reference interpreter;
 //     --profile times every kernel inside the network, per task, next to
-//     what the log measured for it alone.
+//     what the log measured for it alone; --predict runs each task the log
+//     has no program of on the one the shipped cost model prefers
+//     (--predict-model: another model file), nothing timed.
 // Each verb takes --shape NAME=DIMxDIM... (repeatable) to pin an input's
 // dynamic dimensions (exporters mark batch and sequence dynamic).
 #include <algorithm>

@@ -272,9 +272,12 @@ void Importer::add_outputs() {
   if (graph_.output_size() == 0) throw LoomError("the model has no outputs");
   for (const auto& o : graph_.output()) {
     try {
-      // A computed value is a float tensor whatever the ONNX type says
-      // (an ArgMax's int64 index, a comparison's bool).
-      if (!defined_.count(resolve(o.name()))) check_float(o.name());
+      // A computed or folded value is a float tensor whatever the ONNX type
+      // says (an ArgMax's int64 index, a comparison's bool, integer shape
+      // arithmetic).
+      if (!defined_.count(resolve(o.name())) && !known(o.name())) check_float(o.name());
+      if (const Known* k = known(o.name()); k && k->size() == 0)
+        throw LoomError("an empty tensor (shape " + shape_string(k->shape) + ") is not supported");
       out_.outputs.push_back(data(o.name()));
     } catch (const LoomError& e) {
       throw LoomError("output '" + o.name() + "': " + e.what());

@@ -344,7 +344,33 @@ void Importer::pad() {
     alias(main_output(), in(0));
     return;
   }
-  if (known(in(0))) throw LoomError("Pad of constant data is not supported");
+  if (const Known* k = known(in(0))) {
+    // Folded: each output element from its source index, or the constant.
+    Shape out = shape;
+    for (int64_t d = 0; d < rank; ++d) out[d] += pads[d] + pads[d + rank];
+    checked_elements(out, "the padded shape");
+    const auto strides = strides_of(shape);
+    Known folded;
+    folded.is_float = k->is_float;
+    folded.shape = out;
+    for_each_index(out, [&](const std::vector<int64_t>& idx) {
+      int64_t j = 0;
+      bool inside = true;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t i = idx[d] - pads[d];
+        const int64_t n = shape[d];
+        if (mode == "edge") i = std::clamp<int64_t>(i, 0, n - 1);
+        if (mode == "reflect" && n > 1)
+          while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+        if (i < 0 || i >= n) inside = false;
+        else j += i * strides[d];
+      }
+      if (folded.is_float) folded.f.push_back(inside ? k->f[j] : static_cast<float>(value));
+      else folded.i.push_back(inside ? k->i[j] : static_cast<int64_t>(value));
+    });
+    set_known(node_->output(0), std::move(folded));
+    return;
+  }
   // Negative pads crop: a slice first, then the non-negative pads.
   std::string source = data(in(0));
   if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; })) {

@@ -107,14 +107,17 @@ void Importer::where() {
   emit("where", {data(in(0)), data(in(1)), data(in(2))}, json::object(), bool_output());
 }
 
-// Folded on known values only (integer shape arithmetic).
+// Folded on known values (integer shape arithmetic); on data the mod op.
 void Importer::mod() {
   allow_attrs({"fmod"});
   require_inputs(2, 2);
   const bool fmod = attr_int("fmod", 0) != 0;
   const Known* a = known(in(0));
   const Known* b = known(in(1));
-  if (!a || !b) throw LoomError("Mod of non-constant data is not supported (only constant and shape data are folded)");
+  if (!a || !b) {
+    emit("mod", {data(in(0)), data(in(1))}, {{"fmod", fmod ? 1 : 0}}, bool_output());
+    return;
+  }
   set_known(node_->output(0), fold_broadcast({a, b}, a->is_float || b->is_float, [&](const std::vector<long double>& v) {
               if (v[1] == 0) throw LoomError("a modulo by zero");
               long double r = std::fmod(v[0], v[1]);

@@ -138,6 +138,27 @@ void register_elementwise_ops(std::vector<OpDef>& out) {
   out.push_back(binary("greater_equal", "1 where a >= b, else 0", greater_equal_fn));
   out.push_back(binary("and", "1 where a and b are not 0, else 0", and_fn));
   out.push_back(binary("or", "1 where a or b is not 0, else 0", or_fn));
+  // a - b * trunc(a / b) (fmod 1, C's sign) or a - b * floor(a / b) (fmod 0,
+  // the divisor's sign, as Python's %); the quotient truncated through an
+  // integer, exact while it stays below 2^63.
+  out.push_back(make_op(
+      "mod", "the remainder of a / b: with the sign of a (fmod 1) or of b (fmod 0)", 2, 2, OpPattern::kBroadcast,
+      {{"fmod", 0, "1: C's fmod; 0: floor modulo"}},
+      [](const std::vector<Shape>& in, const nlohmann::json&) { return broadcast_shapes(in[0], in[1]); },
+      [](const std::vector<Tensor>& in, const nlohmann::json& attrs, const std::string& out) {
+        const Tensor &a = in[0], &b = in[1];
+        const bool c_fmod = attrs["fmod"].get<int>() != 0;
+        return compute_with_axes(
+            broadcast_shapes(a.shape(), b.shape()),
+            [&](const std::vector<Var>& v) {
+              Expr x = a(broadcast_indices(a, v)), y = b(broadcast_indices(b, v));
+              Expr q = x / y;
+              Expr t = cast(DType::kFloat, cast(DType::kInt, q));
+              if (!c_fmod) t = t - select(q < t, float_imm(1.0), float_imm(0.0));
+              return x - y * t;
+            },
+            out);
+      }));
   out.push_back(make_op(
       "where", "a where cond is not 0, else b (numpy broadcasting of all three)", 3, 3, OpPattern::kBroadcast, {},
       [](const std::vector<Shape>& in, const nlohmann::json&) {
