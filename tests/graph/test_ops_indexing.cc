@@ -185,6 +185,16 @@ TEST(Einsum, MismatchedExtentsEllipsisAndDiagonalsAreErrors) {
   EXPECT_NE(err("ii,k->k").find("diagonal"), std::string::npos);
 }
 
+// C's fmod keeps the dividend's sign, floor modulo the divisor's.
+TEST(Mod, FmodAndFloorModuloDifferInSignOnly) {
+  GraphBuilder b;
+  b.input("a", {4}).input("d", {4});
+  Graph g = b.node("mod", {"a", "d"}, "c", {{"fmod", 1}}).node("mod", {"a", "d"}, "f").build({"c", "f"});
+  Values v = interpret(g, {{"a", {7, -7, 7, -7.5f}}, {"d", {3, 3, -3, 2}}});
+  EXPECT_EQ(v.at("c"), std::vector<float>({1, -1, 1, -1.5f}));
+  EXPECT_EQ(v.at("f"), std::vector<float>({1, 2, -2, 0.5f}));
+}
+
 TEST(Comparisons, GiveOnesAndZeros) {
   GraphBuilder b;
   b.input("a", {3}).input("b", {3});
