@@ -146,6 +146,10 @@ bool needs_multi_level_tiling(const State& s, int stage) {
   for (const auto& [tensor, accesses] : reads_by_tensor(op)) {
     std::set<int64_t> vars;
     for (const auto& indices : accesses) vars.merge(index_vars(indices));
+    // A scalar read at fixed indices (a where's fill value, a network's
+    // constant factor) is broadcast, not reused across a tile: it does not
+    // make an element-wise stage (a masked select) a contraction.
+    if (vars.empty()) continue;
     if (misses_an_axis(op, vars)) ++n_missing;  // at most one per input tensor
     if (n_missing >= 2 || (n_missing >= 1 && !op.reduce_axes.empty())) return true;
   }

@@ -18,7 +18,10 @@ class MultiLevelTilingWithFusionRule : public SketchRule {
   std::string name() const override { return "multi_level_tiling_with_fusion"; }
 
   RuleCondition condition(const SketchTask& task, const State& s, int stage) const override {
-    if (!needs_multi_level_tiling(s, stage) || single_elementwise_matched_consumer(s, stage) < 0)
+    const int consumer = single_elementwise_matched_consumer(s, stage);
+    // A consumer tiled by a rule of its own (it reads two broadcast
+    // tensors) cannot follow this stage's tiles: plain tiling then.
+    if (!needs_multi_level_tiling(s, stage) || consumer < 0 || !s.stage(consumer).loops_untouched())
       return RuleCondition::kSkip;
     // A cache-write stage exists only to be fused: no plain tiling for it.
     return has_cache_write_stage(s, stage) || task.is_gpu ? RuleCondition::kApplyAndSkipRest

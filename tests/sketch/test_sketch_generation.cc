@@ -153,6 +153,37 @@ TEST(SketchRules, PointwiseConvBeforeInlinedElementwiseStagesIsAlsoTiledOverItsP
   EXPECT_GT(checked, 0);
 }
 
+// Attention's masked scores: a matmul, then a select by a broadcast mask
+// with a scalar fill. The scalar is not reuse, so the select stays
+// element-wise and the matmul is fused into it; where the select reads two
+// broadcast tensors it is tiled on its own and the matmul is not fused.
+// Every sample computes what the reference does.
+TEST(SketchRules, AMaskedSelectAfterAMatmulTakesItsTilesOrItsOwn) {
+  for (bool column_fill : {false, true}) {
+    Tensor a = placeholder({8, 6}, "a"), b = placeholder({6, 8}, "b"), mask = placeholder({8}, "mask");
+    Tensor fill = placeholder({column_fill ? 8 : 1, 1}, "fill");
+    Var k = reduce_axis(6, "k");
+    Tensor mm = compute({8, 8}, [&](Var i, Var j) { return sum(a(i, k) * b(k, j), {k}); }, "mm");
+    Tensor masked = compute(
+        {8, 8},
+        [&](Var i, Var j) {
+          return select(mask(j) != Expr(0.0f), fill(column_fill ? Expr(i) : Expr(int64_t{0}), Expr(int64_t{0})),
+                        mm(i, j));
+        },
+        "masked");
+    SketchTask task;
+    task.dag = std::make_shared<const ComputeDAG>(ComputeDAG({a, b, mask, fill}, {masked}));
+    task.vector_width = 4;
+    int fused = 0;
+    for (const State& s : generate_sketches(task)) fused += s.stage(s.stage_index("mm")).attach_stage == s.stage_index("masked");
+    if (column_fill) EXPECT_EQ(fused, 0);
+    else EXPECT_GT(fused, 0);
+    SketchPolicy policy(task);
+    std::mt19937_64 rng(5);
+    for (const State& s : policy.sample(8, rng)) EXPECT_EQ(testing::check_with_c_backend(s), "") << s.steps_json().dump();
+  }
+}
+
 TEST(SketchRules, MatmulSketchesAreTilingAndCacheWriteFusedAtTwoLevels) {
   SketchTask task = sketch_task("matmul", {{"M", 64}, {"N", 64}, {"K", 64}});
   task.settings.pack_reused_inputs = false;
