@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <thread>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -10,11 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fcntl.h>
-#include <time.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
