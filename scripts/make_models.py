@@ -40,6 +40,8 @@ and hand-written ONNX models for the importer's tests (ONNX only):
     bad_mismatched_shapes.onnx  an Add of a 2x3 and a 4x5 tensor
     bad_resize_cubic.onnx    a Resize in cubic mode
     bad_split_sizes.onnx     a Split of 2 channels into sizes [1, 2]
+    bad_attribute/OP.onnx    one OP node with an attribute 'bogus', for every
+                             operator of NEWER_OPS
 Needs Debian's python3-torch, python3-torchvision and python3-onnx.
 """
 
@@ -257,6 +259,28 @@ def write_model(name, outdir, batch=1):
     print(f"{name}: {onnx_path} (input {list(input_shape)}, output {list(expected.shape)}, opset {opset})")
 
 
+# Operators whose mappings must refuse an attribute they do not know.
+NEWER_OPS = ["And", "ArgMax", "ArgMin", "Cast", "ConvTranspose", "Einsum", "Elu", "Equal", "Expand", "Gather",
+             "Greater", "GreaterOrEqual", "GroupNormalization", "GRU", "HardSigmoid", "HardSwish",
+             "InstanceNormalization", "LeakyRelu", "Less", "LessOrEqual", "LSTM", "Mod", "Not", "Or", "Pad", "PRelu",
+             "Range", "Reciprocal", "ReduceL2", "ReduceMin", "Resize", "ScatterND", "Selu", "Slice", "Softplus",
+             "Softsign", "Split", "Tile", "Where"]
+
+
+def write_bad_attribute_models(outdir):
+    """For each of NEWER_OPS, a one-node model whose node carries an unknown
+    attribute (saved without the checker, which would refuse it)."""
+    h = onnx.helper
+    os.makedirs(os.path.join(outdir, "bad_attribute"), exist_ok=True)
+    for op in NEWER_OPS:
+        model = h.make_model(
+            h.make_graph([h.make_node(op, ["x"], ["y"], name="odd_" + op.lower(), bogus=1)], "bad_" + op,
+                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)]),
+            opset_imports=[h.make_opsetid("", 18)])
+        onnx.save(model, os.path.join(outdir, "bad_attribute", op + ".onnx"))
+
+
 def write_fixture_models(outdir):
     """A shape computation the importer must fold, and valid models it must
     refuse with a one-line error."""
@@ -314,6 +338,7 @@ def write_fixture_models(outdir):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(outdir, name + ".onnx"))
     onnx.save(mismatched, os.path.join(outdir, "bad_mismatched_shapes.onnx"))
+    write_bad_attribute_models(outdir)
 
 
 def main():

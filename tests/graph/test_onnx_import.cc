@@ -156,6 +156,23 @@ TEST_F(TinyModels, CubicResizeIsRefusedNamingTheNodeAndTheMode) {
             path + ": node 'upsample' (Resize): attribute mode=cubic is not supported (nearest, linear)");
 }
 
+// Each operator mapped for the model zoo refuses an attribute it does not
+// know, in one line naming the node, its op type and the attribute.
+TEST_F(TinyModels, NewerOperatorsRefuseAnUnknownAttributeNamingIt) {
+  const fs::path dir = dir_ / "bad_attribute";
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string op = entry.path().stem().string();
+    std::string lower = op;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string path = entry.path().string();
+    EXPECT_EQ(error_of([&] { import_onnx(path); }),
+              path + ": node 'odd_" + lower + "' (" + op + "): attribute 'bogus' is not supported");
+    ++checked;
+  }
+  EXPECT_GE(checked, 39);
+}
+
 TEST_F(TinyModels, SplitSizesThatDoNotAddUpNameTheNode) {
   const std::string path = model("bad_split_sizes").string();
   EXPECT_EQ(error_of([&] { import_onnx(path); }),
