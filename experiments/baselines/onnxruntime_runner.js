@@ -6,14 +6,14 @@
 //   node onnxruntime_runner.js PACKAGE_DIR MODEL.onnx THREADS
 //
 // It answers {"ready": true, "inputs": [{"name", "type", "dims"}], "outputs":
-// [names]} once the session is made, then one line per command:
+// [names]} once the model is loaded, then one line per command:
 //   {"cmd": "feed", "inputs": [{"name", "file"}]}  raw little-endian float32
 //       per input, converted to the input's element type  -> {"ok": true}
 //   {"cmd": "run", "times": N}  N runs, each timed alone  -> {"s": [seconds]}
 //   {"cmd": "fetch", "dir": D}  the last run's outputs as D/output<i>.bin,
 //       float32  -> {"outputs": [{"name", "dims"}]}
 //   {"cmd": "quit"}
-// Any failure answers {"error": "one line"}; the session stays usable.
+// Any failure answers {"error": "one line"}; the runner stays usable.
 'use strict';
 
 const fs = require('fs');
@@ -69,9 +69,9 @@ async function main() {
     return;
   }
   const threads = Number(threadsArg);
-  let session;
+  let inference;
   try {
-    session = await ort.InferenceSession.create(model, {
+    inference = await ort.InferenceSession.create(model, {
       executionProviders: ['cpu'],
       graphOptimizationLevel: 'all',
       intraOpNumThreads: threads,
@@ -83,12 +83,12 @@ async function main() {
     return;
   }
   const meta = {};
-  for (const m of session.inputMetadata) meta[m.name] = m;
+  for (const m of inference.inputMetadata) meta[m.name] = m;
   reply({
     ready: true,
     version: ort.env.versions.node,
-    inputs: session.inputNames.map((n) => ({name: n, type: meta[n] && meta[n].type, dims: meta[n] && meta[n].shape})),
-    outputs: session.outputNames,
+    inputs: inference.inputNames.map((n) => ({name: n, type: meta[n] && meta[n].type, dims: meta[n] && meta[n].shape})),
+    outputs: inference.outputNames,
   });
 
   let feeds = null;
@@ -121,14 +121,14 @@ async function main() {
         const s = [];
         for (let i = 0; i < (cmd.times || 1); ++i) {
           const t0 = process.hrtime.bigint();
-          last = await session.run(feeds);
+          last = await inference.run(feeds);
           s.push(Number(process.hrtime.bigint() - t0) / 1e9);
         }
         reply({s});
       } else if (cmd.cmd === 'fetch') {
         if (!last) throw new Error('fetch before run');
         const outputs = [];
-        session.outputNames.forEach((name, i) => {
+        inference.outputNames.forEach((name, i) => {
           const t = last[name];
           const f = toFloat32(t.data);
           fs.writeFileSync(path.join(cmd.dir, `output${i}.bin`), Buffer.from(f.buffer, f.byteOffset, f.byteLength));
