@@ -179,24 +179,24 @@ std::vector<double> time_function(const std::function<void()>& fn, const TimingO
   return out;
 }
 
-namespace {
-double process_cpu_seconds() {
+double process_cpu_seconds(pid_t pid) {
+  clockid_t clock = CLOCK_PROCESS_CPUTIME_ID;
+  if (pid != 0 && clock_getcpuclockid(pid, &clock) != 0) return 0;
   timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  if (clock_gettime(clock, &ts) != 0) return 0;
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
-}  // namespace
 
-bool wait_for_idle_threads(double max_wait_s, double window_ms, double busy_fraction) {
+bool wait_for_idle_threads(double max_wait_s, double window_ms, double busy_fraction, pid_t pid) {
   const auto window = std::chrono::duration<double, std::milli>(window_ms);
   const auto t0 = Clock::now();
   for (;;) {
     // The calling thread sleeps through the window: the CPU time the
     // process spends meanwhile is its other threads'.
-    const double cpu0 = process_cpu_seconds();
+    const double cpu0 = process_cpu_seconds(pid);
     const auto w0 = Clock::now();
     std::this_thread::sleep_for(window);
-    const double busy = (process_cpu_seconds() - cpu0) / std::max(seconds_since(w0), 1e-6);
+    const double busy = (process_cpu_seconds(pid) - cpu0) / std::max(seconds_since(w0), 1e-6);
     if (busy < busy_fraction) return true;
     if (seconds_since(t0) >= max_wait_s) return false;
   }

@@ -19,6 +19,8 @@
 // beside it, at once, and the slowest of them counts.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <functional>
 #include <vector>
@@ -72,7 +74,13 @@ void flush_cpu_cache();
 // of this process together used less than `busy_fraction` of one core over
 // a window, or `max_wait_s` has passed. Returns whether they went idle.
 // Called where timings start: Measurer::measure_steps (before a batch runs in
-// the workers) and measure_baseline (before a library is timed here).
-bool wait_for_idle_threads(double max_wait_s = 1.0, double window_ms = 10, double busy_fraction = 0.05);
+// the workers) and measure_baseline (before a library is timed here). With
+// `pid` (not 0), the threads of that child process instead (ONNX Runtime's
+// runner, whose intra-op pool spins after a run).
+bool wait_for_idle_threads(double max_wait_s = 1.0, double window_ms = 10, double busy_fraction = 0.05,
+                           pid_t pid = 0);
+// The CPU seconds every thread of this process (pid 0) or of `pid` has
+// used; 0 when it cannot be read.
+double process_cpu_seconds(pid_t pid = 0);
 
 }  // namespace loom

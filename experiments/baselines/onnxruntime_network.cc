@@ -1,7 +1,6 @@
 #include "experiments/baselines/onnxruntime_network.h"
 
 #include <cerrno>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -9,17 +8,16 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "ir/error.h"
+#include "measure/timing.h"
 
 #ifndef LOOM_ORT_RUNNER
 #error "LOOM_ORT_RUNNER (the path of onnxruntime_runner.js) is set by experiments/CMakeLists.txt"
@@ -51,15 +49,6 @@ std::string find_node() {
     if (::access(p.c_str(), X_OK) == 0) return p.string();
   }
   return "";
-}
-
-// The CPU seconds process `pid` has used (its CPU-time clock: every thread,
-// to the nanosecond); 0 when it cannot be read.
-double process_cpu_seconds(pid_t pid) {
-  clockid_t clock;
-  timespec ts{};
-  if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &ts) != 0) return 0;
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace
@@ -183,15 +172,9 @@ void OnnxRuntimeNetwork::feed(const std::vector<std::string>& names, const std::
 double OnnxRuntimeNetwork::run() {
   const double s = impl_->call({{"cmd", "run"}, {"times", 1}}).at("s").at(0).get<double>();
   // ONNX Runtime's intra-op threads spin after a run; the next round of
-  // another engine must not share the cores with them. Waits (at most
-  // 100 ms) for a 2-ms window in which the runner used under 10% of a core.
-  const auto t0 = std::chrono::steady_clock::now();
-  for (;;) {
-    const double cpu0 = process_cpu_seconds(impl_->pid);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    if (process_cpu_seconds(impl_->pid) - cpu0 < 0.0002) break;
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(100)) break;
-  }
+  // another engine must not share the cores with them: at most 100 ms for a
+  // 2-ms window in which the runner used under 10% of a core.
+  wait_for_idle_threads(0.1, 2, 0.1, impl_->pid);
   return s;
 }
 
