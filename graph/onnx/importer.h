@@ -55,9 +55,12 @@ Known known_ints(Shape shape, std::vector<int64_t> values);
 Known known_from_proto(const onnx::TensorProto& t);
 
 std::vector<int64_t> strides_of(const Shape& s);  // row-major
-// The tensor of shape `shape` whose element j is src's element index[j]: every
-// data-movement fold (Gather, Slice, Concat, Transpose, Tile) is one of these.
-Known take(const Known& src, Shape shape, const std::vector<int64_t>& index);
+// The tensor of shape `shape` whose element j is src's element index[j], or
+// `fill` where index[j] is -1: every data-movement fold (Gather, Slice,
+// Concat, Transpose, Tile, Pad) is one of these.
+Known take(const Known& src, Shape shape, const std::vector<int64_t>& index, double fill = 0);
+// Per element of `shape` (row-major), the source index `source` gives it.
+std::vector<int64_t> source_indices(const Shape& shape, const std::function<int64_t(const std::vector<int64_t>&)>& source);
 // f applied element-wise to known values with numpy broadcasting; the result
 // float or integer (ops_logic.cc). Values pass as long double, which holds
 // every int64 exactly (exporters write INT64_MAX as an open slice end).

@@ -30,13 +30,6 @@ std::pair<int64_t, int64_t> slice_bounds(int64_t dim, int64_t start, int64_t end
   return {s, std::max<int64_t>(0, (s - e - step - 1) / -step)};
 }
 
-// `in` sliced to first[d] + k * step[d], k < size[d]: folded when known,
-// else a slice node.
-struct SliceSpec {
-  std::vector<int64_t> first, step;
-  Shape size;
-};
-
 // A rational p / q near `x` (continued fractions, q <= 10000): the scale
 // that produced an integer output size.
 std::pair<int64_t, int64_t> fraction_of(double x) {
@@ -56,18 +49,18 @@ std::pair<int64_t, int64_t> fraction_of(double x) {
 
 }  // namespace
 
+// `value` sliced to first[d] + k * step[d], k < size[d]: folded when known,
+// else a slice node.
 void Importer::emit_slice(const std::string& value, const std::vector<int64_t>& first,
                           const std::vector<int64_t>& step, const Shape& size, const std::string& output,
                           const std::string& suffix) {
   if (const Known* k = known(value)) {
     const auto strides = strides_of(k->shape);
-    std::vector<int64_t> index;
-    for_each_index(size, [&](const std::vector<int64_t>& idx) {
-      int64_t j = 0;
-      for (size_t a = 0; a < size.size(); ++a) j += (first[a] + idx[a] * step[a]) * strides[a];
-      index.push_back(j);
-    });
-    set_known(output, take(*k, size, index));
+    set_known(output, take(*k, size, source_indices(size, [&](const std::vector<int64_t>& idx) {
+                        int64_t j = 0;
+                        for (size_t a = 0; a < size.size(); ++a) j += (first[a] + idx[a] * step[a]) * strides[a];
+                        return j;
+                      })));
     return;
   }
   if (num_elements(size) == 0) throw LoomError("an empty slice of data " + shape_string(size) + " is not supported");
@@ -247,13 +240,11 @@ void Importer::tile() {
   checked_elements(out, "the tiled shape");
   if (const Known* k = known(in(0))) {
     const auto strides = strides_of(shape);
-    std::vector<int64_t> index;
-    for_each_index(out, [&](const std::vector<int64_t>& idx) {
-      int64_t j = 0;
-      for (size_t d = 0; d < shape.size(); ++d) j += (idx[d] % shape[d]) * strides[d];
-      index.push_back(j);
-    });
-    set_known(node_->output(0), take(*k, out, index));
+    set_known(node_->output(0), take(*k, out, source_indices(out, [&](const std::vector<int64_t>& idx) {
+                                  int64_t j = 0;
+                                  for (size_t d = 0; d < shape.size(); ++d) j += (idx[d] % shape[d]) * strides[d];
+                                  return j;
+                                })));
     return;
   }
   emit("tile", {data(in(0))}, {{"repeats", repeats}}, main_output());
@@ -350,25 +341,20 @@ void Importer::pad() {
     for (int64_t d = 0; d < rank; ++d) out[d] += pads[d] + pads[d + rank];
     checked_elements(out, "the padded shape");
     const auto strides = strides_of(shape);
-    Known folded;
-    folded.is_float = k->is_float;
-    folded.shape = out;
-    for_each_index(out, [&](const std::vector<int64_t>& idx) {
+    const std::vector<int64_t> index = source_indices(out, [&](const std::vector<int64_t>& idx) {
       int64_t j = 0;
-      bool inside = true;
       for (int64_t d = 0; d < rank; ++d) {
         int64_t i = idx[d] - pads[d];
         const int64_t n = shape[d];
         if (mode == "edge") i = std::clamp<int64_t>(i, 0, n - 1);
         if (mode == "reflect" && n > 1)
           while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
-        if (i < 0 || i >= n) inside = false;
-        else j += i * strides[d];
+        if (i < 0 || i >= n) return int64_t{-1};  // the constant
+        j += i * strides[d];
       }
-      if (folded.is_float) folded.f.push_back(inside ? k->f[j] : static_cast<float>(value));
-      else folded.i.push_back(inside ? k->i[j] : static_cast<int64_t>(value));
+      return j;
     });
-    set_known(node_->output(0), std::move(folded));
+    set_known(node_->output(0), take(*k, out, index, value));
     return;
   }
   // Negative pads crop: a slice first, then the non-negative pads.

@@ -13,15 +13,21 @@ namespace loom::graph::onnx_detail {
 
 // The tensor of shape `shape` whose element j is src's element index[j]: every
 // data-movement fold (Gather, Slice, Concat, Transpose) is one of these.
-Known take(const Known& src, Shape shape, const std::vector<int64_t>& index) {
+Known take(const Known& src, Shape shape, const std::vector<int64_t>& index, double fill) {
   Known out;
   out.is_float = src.is_float;
   out.shape = std::move(shape);
   for (int64_t j : index) {
-    if (src.is_float) out.f.push_back(src.f[j]);
-    else out.i.push_back(src.i[j]);
+    if (src.is_float) out.f.push_back(j < 0 ? static_cast<float>(fill) : src.f[j]);
+    else out.i.push_back(j < 0 ? static_cast<int64_t>(fill) : src.i[j]);
   }
   return out;
+}
+
+std::vector<int64_t> source_indices(const Shape& shape, const std::function<int64_t(const std::vector<int64_t>&)>& source) {
+  std::vector<int64_t> index;
+  for_each_index(shape, [&](const std::vector<int64_t>& idx) { index.push_back(source(idx)); });
+  return index;
 }
 
 namespace {
@@ -153,13 +159,11 @@ void Importer::transpose() {
     Shape shape;
     for (int64_t d : p) shape.push_back(k->shape[op_detail::normalize_axis(d, rank)]);
     const auto st = strides_of(k->shape);
-    std::vector<int64_t> index;
-    for_each_index(shape, [&](const std::vector<int64_t>& idx) {
-      int64_t j = 0;
-      for (size_t d = 0; d < rank; ++d) j += idx[d] * st[op_detail::normalize_axis(p[d], rank)];
-      index.push_back(j);
-    });
-    set_known(node_->output(0), take(*k, shape, index));
+    set_known(node_->output(0), take(*k, shape, source_indices(shape, [&](const std::vector<int64_t>& idx) {
+                                  int64_t j = 0;
+                                  for (size_t d = 0; d < rank; ++d) j += idx[d] * st[op_detail::normalize_axis(p[d], rank)];
+                                  return j;
+                                })));
     return;
   }
   emit("transpose", {data(in(0))}, {{"perm", perm}}, main_output());
