@@ -115,7 +115,7 @@ class Importer {
   bool output_used(int k) const;
   std::string output0();
   std::string main_output();
-  std::string bool_output();
+  std::string float_carried_output();
   void require_inputs(int min, int max);
   const onnx::AttributeProto* attr(const std::string& name) const;
   void allow_attrs(const std::set<std::string>& names) const;

@@ -58,9 +58,10 @@ const std::map<std::string, std::pair<std::string, Fn>>& comparisons() {
 
 }  // namespace
 
-// A boolean (or other non-float) result of a node on data: Loom carries it
-// as a float tensor of ones and zeros, so the output's ONNX type is not checked.
-std::string Importer::bool_output() {
+// Output 0 of a node whose ONNX type need not be float (a comparison's
+// bool, an ArgMax's or an integer Cast's int64): Loom carries every value on
+// data as a float tensor, so the type is not checked.
+std::string Importer::float_carried_output() {
   for (int k = 1; k < node_->output_size(); ++k)
     if (output_used(k)) throw LoomError("output " + std::to_string(k) + " is not supported");
   return node_->output(0);
@@ -76,7 +77,7 @@ void Importer::compare() {
     set_known(node_->output(0), fold_broadcast({a, b}, false, fn));
     return;
   }
-  emit(op, {data(in(0)), data(in(1))}, json::object(), bool_output());
+  emit(op, {data(in(0)), data(in(1))}, json::object(), float_carried_output());
 }
 
 void Importer::logical_not() {
@@ -86,7 +87,7 @@ void Importer::logical_not() {
     set_known(node_->output(0), fold_broadcast({k}, false, [](const std::vector<long double>& v) { return static_cast<long double>(v[0] == 0); }));
     return;
   }
-  emit("not", {data(in(0))}, json::object(), bool_output());
+  emit("not", {data(in(0))}, json::object(), float_carried_output());
 }
 
 void Importer::where() {
@@ -104,7 +105,7 @@ void Importer::where() {
   const bool float_out = t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::UNDEFINED ||
                          t == onnx::TensorProto::BOOL;
   if (!float_out) throw LoomError("Where of " + type_name(t) + " data is not supported (only float32 tensors)");
-  emit("where", {data(in(0)), data(in(1)), data(in(2))}, json::object(), bool_output());
+  emit("where", {data(in(0)), data(in(1)), data(in(2))}, json::object(), float_carried_output());
 }
 
 // Folded on known values (integer shape arithmetic); on data the mod op.
@@ -115,7 +116,7 @@ void Importer::mod() {
   const Known* a = known(in(0));
   const Known* b = known(in(1));
   if (!a || !b) {
-    emit("mod", {data(in(0)), data(in(1))}, {{"fmod", fmod ? 1 : 0}}, bool_output());
+    emit("mod", {data(in(0)), data(in(1))}, {{"fmod", fmod ? 1 : 0}}, float_carried_output());
     return;
   }
   set_known(node_->output(0), fold_broadcast({a, b}, a->is_float || b->is_float, [&](const std::vector<long double>& v) {

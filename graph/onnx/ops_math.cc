@@ -186,7 +186,7 @@ void Importer::arg_extreme(bool max) {
   const std::string pos = new_constant(node_name_ + "_positions", pos_shape, positions);
   const std::string miss = new_constant(node_name_ + "_miss", {}, {last ? -1.0f : static_cast<float>(shape[axis])});
   const std::string cand = step_node("where", {hit, pos, miss}, json::object());
-  emit(last ? "reduce_max" : "reduce_min", {cand}, {{"axes", {axis}}, {"keepdims", keep}}, bool_output());
+  emit(last ? "reduce_max" : "reduce_min", {cand}, {{"axes", {axis}}, {"keepdims", keep}}, float_carried_output());
 }
 
 // InstanceNormalization: per sample and channel over the spatial dims, a

@@ -83,7 +83,7 @@ void Importer::cast() {
                           from == onnx::TensorProto::BOOL || from_int;
   // Integer data (an integer input) is already carried as floats.
   if (from_int && to_int && !to_bool && !known(in(0))) {
-    alias(bool_output(), in(0));
+    alias(float_carried_output(), in(0));
     return;
   }
   if (float_like && to_float && !known(in(0))) {
@@ -91,8 +91,8 @@ void Importer::cast() {
     return;
   }
   if (float_like && to_bool && !known(in(0))) {
-    if (from == onnx::TensorProto::BOOL) alias(bool_output(), in(0));
-    else emit("to_bool", {data(in(0))}, json::object(), bool_output());
+    if (from == onnx::TensorProto::BOOL) alias(float_carried_output(), in(0));
+    else emit("to_bool", {data(in(0))}, json::object(), float_carried_output());
     return;
   }
   throw LoomError("Cast to " + type_name(static_cast<int32_t>(to)) + " is not supported (only float32 data)");
