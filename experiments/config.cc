@@ -4,6 +4,7 @@
 
 #include "experiments/task_file.h"
 #include "graph/graph.h"
+#include "graph/onnx_import.h"
 #include "graph/tasks.h"
 #include "ir/error.h"
 #include "ir/json_fields.h"
@@ -36,7 +37,7 @@ int64_t add_network_tasks(ExperimentConfig& c) {
   for (const auto& t : nt.tasks) {
     ConfigTask ct;
     ct.weight = t.weight;
-    ct.task = Task::make(kSubgraphWorkload, t.subgraph, c.target);
+    ct.task = Task::make(t.workload(), t.subgraph, c.target);
     c.tasks.push_back(ct);
   }
   int64_t weight_bytes = 0;

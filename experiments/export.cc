@@ -114,13 +114,13 @@ std::string run_build_command(const std::vector<std::string>& argv, const std::s
 
 std::string task_file_stem(const Task& task) {
   std::string s = task.workload;
-  if (task.workload != kSubgraphWorkload) {
+  if (task.kind().params_name_files) {
     for (const auto& [k, v] : task.params.items()) s += "_" + k + (v.is_string() ? v.get<std::string>() : v.dump());
   }
   if (task.target.kind == "cpu") s += "_t" + std::to_string(task.target.threads);
   else s += "_" + task.target.arch;
   std::string id = sanitize_c_identifier(s);
-  if (task.workload == kSubgraphWorkload || id.size() > kMaxStemLength) {
+  if (!task.kind().params_name_files || id.size() > kMaxStemLength) {
     char hash[32];
     std::snprintf(hash, sizeof(hash), "%016zx", std::hash<std::string>{}(task.key()));
     id = id.substr(0, std::min(id.size(), kMaxStemLength - 17)) + "_" + hash;

@@ -16,6 +16,7 @@
 #include "graph/executor/default_schedule.h"
 #include "graph/executor/executor.h"
 #include "graph/graph.h"
+#include "graph/onnx_import.h"
 #include "graph/tasks.h"
 #include "ir/error.h"
 #include "ir/lower.h"
@@ -52,7 +53,7 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
 
   std::vector<Kernel> kernels;
   for (const auto& t : nt.tasks) {
-    Task task = Task::make(kSubgraphWorkload, t.subgraph, cfg.target);
+    Task task = Task::make(t.workload(), t.subgraph, cfg.target);
     const ProgramCost best = best_program(records, task.key());
     State state;
     if (best.record) {

@@ -14,6 +14,7 @@
 #include "experiments/baselines/onnxruntime_network.h"
 #include "experiments/baselines/pytorch_network.h"
 #include "graph/interpreter.h"
+#include "graph/onnx_import.h"
 #include "graph/tasks.h"
 #include "ir/error.h"
 #include "measure/records.h"

@@ -180,14 +180,12 @@ std::vector<TaskReport> build_report(const ExperimentConfig& cfg, const ReportOp
     // registry workload equivalent to it), on that workload's own data.
     Task baseline_task = task;
     std::string leaves_out;
-    if (task.workload == kSubgraphWorkload) {
-      auto eq = graph::equivalent_workload(task.params);
-      if (eq) {
-        baseline_task = Task::make(eq->workload, eq->params, task.target);
-        leaves_out = eq->leaves_out;
-      }
+    const auto eq = task.kind().equivalent_workload(task.params);
+    if (eq && eq->workload != task.workload) {
+      baseline_task = Task::make(eq->workload, eq->params, task.target);
+      leaves_out = eq->leaves_out;
     }
-    const bool baselines_run = !cfg.baselines.empty() && (task.workload != kSubgraphWorkload || baseline_task.workload != kSubgraphWorkload);
+    const bool baselines_run = !cfg.baselines.empty() && eq.has_value();
     TensorMap inputs, ref;
     if (baselines_run) {
       inputs = random_inputs(*baseline_task.dag, 1);

@@ -103,8 +103,4 @@ using InputShapes = std::map<std::string, Shape>;
 // spec throws LoomError naming it.
 void parse_input_shape(const std::string& spec, InputShapes& shapes);
 
-// A model file: Loom's graph JSON (*.json) or ONNX (*.onnx, graph/onnx_import.h
-// when built with it), with `shapes` pinning its inputs. Validated.
-Graph load_graph(const std::string& path, const InputShapes& shapes = {});
-
 }  // namespace loom::graph

@@ -58,4 +58,8 @@ OnnxModelInfo read_onnx_model_info(const std::string& path);
 // throw LoomError.
 std::vector<float> read_onnx_tensor_file(const std::string& path, Shape* shape = nullptr);
 
+// A model file: Loom's graph JSON (*.json) or ONNX (*.onnx), with `shapes`
+// pinning its inputs. Validated.
+Graph load_graph(const std::string& path, const InputShapes& shapes = {});
+
 }  // namespace loom::graph

@@ -12,7 +12,8 @@
 // "inK" is the subgraph's input K, "nK" the value of its node K; the last
 // node's value is the output. In the DAG, input K is placeholder "inK" and
 // node K's final stage "<op>K" (helper stages add a suffix, e.g. "conv2d0_pad").
-// The measure layer knows it as the workload "subgraph" (measure/task.h).
+// Tasks name it as the workload kind "subgraph" (kSubgraphWorkload),
+// registered by graph/subgraph_workload.cc.
 #pragma once
 
 #include <optional>
@@ -24,8 +25,13 @@
 #include "graph/graph.h"
 #include "graph/passes/fuse_ops.h"
 #include "ir/compute_dag.h"
+#include "ir/workload_registry.h"
 
 namespace loom::graph {
+
+// The workload kind of a network's fused subgraph: its params are the
+// subgraph's JSON form.
+inline constexpr const char* kSubgraphWorkload = "subgraph";
 
 // The subgraph of one group; `inputs` receives the network values it reads,
 // in the order of its "inK".
@@ -45,16 +51,11 @@ std::string subgraph_inputs_summary(const nlohmann::json& subgraph);
 // per-operator baseline: a conv2d (bias + ReLU fused when that is the whole
 // subgraph; depthwise when every channel is its own group) with equal
 // strides, pads and dilations on both axes, or a gemm as a matmul.
-// `leaves_out` says what of the subgraph the workload does not compute
-// ("" when nothing), so a baseline of it does less than the task.
-struct EquivalentWorkload {
-  std::string workload;
-  nlohmann::json params;
-  std::string leaves_out;
-};
 std::optional<EquivalentWorkload> equivalent_workload(const nlohmann::json& subgraph);
 
 struct NetworkTask {
+  // A task of it: Task::make(workload(), subgraph, target).
+  static const char* workload() { return kSubgraphWorkload; }
   nlohmann::json subgraph;
   std::string key;         // subgraph.dump()
   int weight = 0;          // occurrences in the network

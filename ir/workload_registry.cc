@@ -1,6 +1,8 @@
 #include "ir/workload_registry.h"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <set>
 
 namespace loom {
@@ -85,6 +87,69 @@ WorkloadParams resolve_params(const WorkloadInfo& info, const nlohmann::json& pa
     out[key] = value;
   }
   return out;
+}
+
+namespace {
+
+// A registry family as a kind: integer params with defaults.
+WorkloadKind family_kind(const WorkloadInfo& info) {
+  WorkloadKind k;
+  k.name = info.name;
+  k.build = [&info](const nlohmann::json& params, nlohmann::json& resolved) {
+    WorkloadParams p = resolve_params(info, params);
+    resolved = nlohmann::json::object();
+    for (const auto& [key, v] : p) resolved[key] = v;
+    return info.build(p);
+  };
+  k.describe = [name = info.name](const nlohmann::json& resolved) {
+    std::string s = name;
+    for (const auto& [key, v] : resolved.items()) s += " " + key + "=" + v.dump();
+    return s;
+  };
+  k.similarity_key = [name = info.name](const nlohmann::json&) { return name; };
+  k.equivalent_workload = [name = info.name](const nlohmann::json& resolved) {
+    return std::optional<EquivalentWorkload>(EquivalentWorkload{name, resolved, ""});
+  };
+  return k;
+}
+
+struct KindTable {
+  std::mutex mu;
+  std::vector<std::unique_ptr<WorkloadKind>> kinds;  // families first, then registered kinds
+  KindTable() {
+    for (const auto& info : workload_registry()) kinds.push_back(std::make_unique<WorkloadKind>(family_kind(info)));
+  }
+};
+
+KindTable& kind_table() {
+  static KindTable table;
+  return table;
+}
+
+}  // namespace
+
+void register_workload_kind(WorkloadKind kind) {
+  KindTable& t = kind_table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (const auto& k : t.kinds)
+    if (k->name == kind.name) throw LoomError("workload registry: duplicate workload '" + kind.name + "'");
+  t.kinds.push_back(std::make_unique<WorkloadKind>(std::move(kind)));
+}
+
+const WorkloadKind* find_workload_kind(const std::string& name) {
+  KindTable& t = kind_table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (const auto& k : t.kinds)
+    if (k->name == name) return k.get();
+  return nullptr;
+}
+
+std::string workload_kind_names() {
+  KindTable& t = kind_table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  std::string s;
+  for (const auto& k : t.kinds) s += (s.empty() ? "" : ", ") + k->name;
+  return s;
 }
 
 ComputeDAG make_workload(const std::string& name, const nlohmann::json& params) {

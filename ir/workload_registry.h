@@ -9,11 +9,17 @@
 // Each family lives in ir/workloads/<family>.cc and registers itself through
 // an explicit function called from workload_registry.cc (no static
 // registrars: unreferenced objects of a static library would be dropped).
+//
+// A task names a workload kind (WorkloadKind below): every family above is
+// one, and a layer above ir/ registers kinds of its own whose params are a
+// document rather than integers (graph/ registers "subgraph", a network's
+// fused subgraph).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +57,45 @@ const std::vector<WorkloadInfo>& workload_registry();
 const WorkloadInfo* find_workload(const std::string& name);
 // "batch_matmul, conv1d, ..." (for messages).
 std::string workload_names();
+
+// The registry workload that stands for an instance of a kind in per-operator
+// baselines (a network's conv subgraph: the conv2d workload). `leaves_out`
+// says what of the instance the workload does not compute ("" when nothing),
+// so a baseline of it does less than the task.
+struct EquivalentWorkload {
+  std::string workload;
+  nlohmann::json params;
+  std::string leaves_out;
+};
+
+// What a task needs of its workload, whoever defines it.
+struct WorkloadKind {
+  std::string name;
+  // Validates `params` (errors name the field: "params.K: ..."), writes
+  // them resolved (defaults filled in) to `resolved` and builds the DAG.
+  std::function<ComputeDAG(const nlohmann::json& params, nlohmann::json& resolved)> build;
+  // One line naming an instance: "matmul M=1024 N=1024 K=1024".
+  std::function<std::string(const nlohmann::json& resolved)> describe;
+  // The tasks whose throughputs compare (the task scheduler's similar
+  // tasks): for a family its name, for a subgraph its ops, so that a
+  // memory-bound gemm or pool is not held to a conv's GFLOP/s.
+  std::function<std::string(const nlohmann::json& resolved)> similarity_key;
+  // The per-operator baselines' workload for an instance (nullopt: none).
+  std::function<std::optional<EquivalentWorkload>(const nlohmann::json& resolved)> equivalent_workload;
+  // The DAG marks its constant inputs itself (a task of it lists none).
+  bool marks_own_constants = false;
+  // Export file stems spell the params out ("matmul_M1024_..."); otherwise
+  // they are the kind's name and a hash of the task.
+  bool params_name_files = true;
+};
+
+// Adds a kind (called by the layer defining it, before any task names it);
+// throws LoomError when the name is taken.
+void register_workload_kind(WorkloadKind kind);
+// The registry's families and the registered kinds; nullptr if unknown.
+const WorkloadKind* find_workload_kind(const std::string& name);
+// "batch_matmul, conv1d, ..., subgraph" (for messages).
+std::string workload_kind_names();
 
 // Defaults filled in; `params` must be an object (or null = all defaults).
 WorkloadParams resolve_params(const WorkloadInfo& info, const nlohmann::json& params);

@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "codegen/host_cpu.h"
-#include "graph/tasks.h"
 #include "ir/error.h"
 #include "ir/workload_registry.h"
 
@@ -69,7 +68,7 @@ namespace {
 // anything is compiled or allocated. (Whether a task fits the machine's
 // memory is the measurer's check: check_task_fits_memory.)
 void check_sizes(const Task& t) {
-  const std::string what = "params: " + (t.workload == kSubgraphWorkload ? std::string("the subgraph") : t.description());
+  const std::string what = "params: " + t.description();
   for (const auto& op : t.dag->ops()) {
     int64_t n = 1;
     for (int64_t d : op->shape) {
@@ -86,30 +85,14 @@ void check_sizes(const Task& t) {
 
 Task Task::make(const std::string& workload, const nlohmann::json& params, const Target& target,
                 const std::vector<std::string>& constants) {
-  if (workload == kSubgraphWorkload) {
-    if (!constants.empty()) throw LoomError("constants: a subgraph marks its constant inputs itself");
-    Task t;
-    t.workload = workload;
-    t.params = params;
-    t.target = target;
-    try {
-      t.dag = std::make_shared<const ComputeDAG>(graph::subgraph_dag(params));
-    } catch (const LoomError& e) {
-      throw LoomError(std::string("params.") + e.what());
-    }
-    check_sizes(t);
-    return t;
-  }
-  const WorkloadInfo* info = find_workload(workload);
-  if (!info)
-    throw LoomError("unknown workload '" + workload + "' (known: " + workload_names() + ", " + kSubgraphWorkload + ")");
+  const WorkloadKind* kind = find_workload_kind(workload);
+  if (!kind) throw LoomError("unknown workload '" + workload + "' (known: " + workload_kind_names() + ")");
+  if (kind->marks_own_constants && !constants.empty())
+    throw LoomError("constants: a " + workload + " marks its constant inputs itself");
   Task t;
   t.workload = workload;
-  WorkloadParams resolved = resolve_params(*info, params);
-  t.params = nlohmann::json::object();
-  for (const auto& [k, v] : resolved) t.params[k] = v;
   t.target = target;
-  auto dag = std::make_shared<ComputeDAG>(info->build(resolved));
+  auto dag = std::make_shared<ComputeDAG>(kind->build(params, t.params));
   for (const auto& name : constants) {
     if (!dag->is_input(name)) {
       std::string inputs;
@@ -123,6 +106,12 @@ Task Task::make(const std::string& workload, const nlohmann::json& params, const
   t.dag = dag;
   check_sizes(t);
   return t;
+}
+
+const WorkloadKind& Task::kind() const {
+  const WorkloadKind* k = find_workload_kind(workload);
+  if (!k) throw LoomError("unknown workload '" + workload + "'");
+  return *k;
 }
 
 nlohmann::json Task::to_json() const {
@@ -177,20 +166,10 @@ Task Task::from_json(const nlohmann::json& j, const std::string& path) {
 
 std::string Task::key() const { return to_json().dump(); }
 
-std::string Task::similarity_group() const {
-  if (workload != kSubgraphWorkload) return workload;
-  return std::string(kSubgraphWorkload) + " " + graph::subgraph_ops(params);
-}
+std::string Task::similarity_group() const { return kind().similarity_key(params); }
 
 std::string Task::description() const {
-  // A subgraph's ops and output shape do not tell its tasks apart (a 1x1
-  // conv and the depthwise conv after it give "conv2d+clip 1x144x56x56"
-  // alike); its inputs' shapes do.
-  if (workload == kSubgraphWorkload)
-    return std::string(kSubgraphWorkload) + " " + graph::subgraph_summary(params) + " from " +
-           graph::subgraph_inputs_summary(params);
-  std::string s = workload;
-  for (const auto& [k, v] : params.items()) s += " " + k + "=" + v.dump();
+  std::string s = kind().describe(params);
   for (const auto& c : constants) s += " " + c + "=const";
   return s;
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/compute_dag.h"
+#include "ir/workload_registry.h"
 
 namespace loom {
 
@@ -27,12 +28,8 @@ struct Target {
   int vector_width() const;
 };
 
-// The workload of a network's fused subgraph: its params are the subgraph's
-// self-contained JSON form (graph/tasks.h), not registry parameters.
-inline constexpr const char* kSubgraphWorkload = "subgraph";
-
 struct Task {
-  std::string workload;
+  std::string workload;    // a WorkloadKind's name (ir/workload_registry.h)
   nlohmann::json params;  // fully resolved (defaults filled in)
   std::string dtype = "float32";
   Target target;
@@ -58,10 +55,9 @@ struct Task {
   // 1x64x56x56, 64x64x3x3*, 64*" (ops, output shape, inputs; * constant).
   std::string description() const;
   // The tasks whose throughputs compare (the task scheduler's similar
-  // tasks): the workload, or for a network's subgraph its ops ("subgraph
-  // conv2d+relu"), so that a memory-bound gemm or pool is not held to a
-  // conv's GFLOP/s.
+  // tasks): the kind's similarity key.
   std::string similarity_group() const;
+  const WorkloadKind& kind() const;
 };
 
 }  // namespace loom

@@ -30,6 +30,7 @@
 #include "experiments/verbs.h"
 #include "graph/executor/executor.h"
 #include "graph/interpreter.h"
+#include "graph/onnx_import.h"
 #include "graph/tasks.h"
 #include "ir/error.h"
 #include "measure/task.h"
@@ -74,7 +75,7 @@ void write_config(const std::string& path, const std::string& model, const graph
   name = name.substr(0, name.find('.'));
   nlohmann::json tasks = nlohmann::json::array();
   for (const auto& t : nt.tasks)
-    tasks.push_back({{"workload", kSubgraphWorkload}, {"params", t.subgraph}, {"weight", t.weight}});
+    tasks.push_back({{"workload", t.workload()}, {"params", t.subgraph}, {"weight", t.weight}});
   nlohmann::json config = {{"name", name},
                            {"comment", "the fused subgraphs of " + model + " (loom network tasks --config)"},
                            {"target", "cpu -threads=" + std::to_string(threads)},
@@ -125,7 +126,7 @@ int tasks_verb(const Args& a) {
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : nt.tasks)
-      out.push_back({{"workload", kSubgraphWorkload}, {"params", t.subgraph}, {"weight", t.weight}, {"flops", t.flops}});
+      out.push_back({{"workload", t.workload()}, {"params", t.subgraph}, {"weight", t.weight}, {"flops", t.flops}});
     std::printf("%s\n", out.dump(1).c_str());
     return kExitOk;
   }
@@ -182,7 +183,7 @@ void predict_schedules(const Graph& g, const std::string& model_file, graph::Exe
   settings.seed = 1;
   int scored = 0;
   for (const auto& t : nt.tasks) {
-    Task task = Task::make(kSubgraphWorkload, t.subgraph, target);
+    Task task = Task::make(t.workload(), t.subgraph, target);
     PredictedSchedule p = predict_schedule(task, *model, settings);
     opts.schedules[t.subgraph.dump()] = p.state.steps_json();
     scored += p.scored;

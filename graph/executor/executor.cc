@@ -87,7 +87,7 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
     summary.task = static_cast<int>(t);
     Impl::Kernel k;
     try {
-      Task task = Task::make(kSubgraphWorkload, nt.subgraph, target);
+      Task task = Task::make(nt.workload(), nt.subgraph, target);
       State state;
       ProgramCost best = records.empty() ? ProgramCost{} : best_program(records, task.key());
       auto given = opts.schedules.find(nt.subgraph.dump());

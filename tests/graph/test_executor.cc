@@ -153,7 +153,7 @@ TEST(NetworkExecutor, TakesATaskProgramFromTheLog) {
   Graph g = small_resnet();
   NetworkTasks nt = extract_tasks(g);
   // A record of the first task: its default schedule, measured.
-  Task task = Task::make(kSubgraphWorkload, nt.tasks[0].subgraph, Target{});
+  Task task = Task::make(nt.tasks[0].workload(), nt.tasks[0].subgraph, Target{});
   const std::string log = write_log("loom_executor_log.json", task, default_schedule(task.dag, 1, 16));
   NetworkExecutor ex(g, {1, log});
   EXPECT_TRUE(ex.kernels()[0].tuned);
@@ -169,7 +169,7 @@ TEST(NetworkExecutor, TakesATaskProgramFromTheLog) {
 TEST(NetworkExecutor, RunsASchedulePreTransformingItsWeights) {
   Graph g = small_resnet();
   NetworkTasks nt = extract_tasks(g);
-  Task task = Task::make(kSubgraphWorkload, nt.tasks[0].subgraph, Target{});
+  Task task = Task::make(nt.tasks[0].workload(), nt.tasks[0].subgraph, Target{});
   ASSERT_TRUE(task.dag->is_constant("in1"));
   State s = State::initial(task.dag);
   int reader = -1;

@@ -18,7 +18,7 @@ Task subgraph(const std::string& op, const nlohmann::json& attrs, std::vector<st
     refs.push_back("in" + std::to_string(i));
   }
   s["nodes"].push_back({{"op", op}, {"attrs", attrs}, {"inputs", refs}});
-  return Task::make(kSubgraphWorkload, s, Target::parse("cpu -threads=1"));
+  return Task::make("subgraph", s, Target::parse("cpu -threads=1"));
 }
 
 TEST(Task, ARegistryTaskMarksTheInputsItListsConstant) {

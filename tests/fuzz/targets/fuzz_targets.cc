@@ -42,7 +42,7 @@ void replay_and_lower(const std::shared_ptr<const ComputeDAG>& dag, const nlohma
 // make them.
 void extract_network_tasks(const graph::Graph& g) {
   graph::NetworkTasks nt = graph::extract_tasks(g);
-  for (const auto& t : nt.tasks) Task::make(kSubgraphWorkload, t.subgraph, Target{});
+  for (const auto& t : nt.tasks) Task::make(t.workload(), t.subgraph, Target{});
 }
 
 void experiment_config(const uint8_t* data, size_t size) {
