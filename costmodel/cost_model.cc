@@ -247,21 +247,50 @@ class RandomModel : public CostModel {
 
 // ---- factory -------------------------------------------------------------------
 
-const std::vector<std::string>& cost_model_kinds() {
-  static const std::vector<std::string> k = {"mlp", "xgb", "random"};
+namespace {
+
+// Every kind of cost model, listed once (a new one is a row here).
+struct CostModelKind {
+  const char* name;
+  std::unique_ptr<CostModel> (*make)(const nlohmann::json& settings);
+};
+
+std::unique_ptr<CostModel> make_random_model(const nlohmann::json& s) {
+  return std::make_unique<RandomModel>(static_cast<uint64_t>(RandomModelSettings::from_json(s).seed));
+}
+
+const std::vector<CostModelKind>& kind_table() {
+  static const std::vector<CostModelKind> k = {
+      {"mlp", [](const nlohmann::json& s) { return make_mlp_model(MlpSettings::from_json(s)); }},
+      {"xgb", [](const nlohmann::json& s) { return make_xgb_model(XgbSettings::from_json(s)); }},
+      {"random", make_random_model},
+  };
   return k;
+}
+
+}  // namespace
+
+const std::vector<std::string>& cost_model_kinds() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& k : kind_table()) n.push_back(k.name);
+    return n;
+  }();
+  return names;
+}
+
+std::string cost_model_kind_names() {
+  const auto& k = cost_model_kinds();
+  std::string s;
+  for (size_t i = 0; i < k.size(); ++i) s += std::string(i == 0 ? "" : i + 1 == k.size() ? " or " : ", ") + k[i];
+  return s;
 }
 
 std::unique_ptr<CostModel> make_cost_model(const std::string& kind, const nlohmann::json& settings) {
   nlohmann::json s = settings.is_null() ? nlohmann::json::object() : settings;
-  if (kind == "mlp") return make_mlp_model(MlpSettings::from_json(s));
-  if (kind == "xgb") return make_xgb_model(XgbSettings::from_json(s));
-  if (kind == "random") {
-    settings_util::check_keys(s, {"seed"}, "random");
-    return std::make_unique<RandomModel>(
-        static_cast<uint64_t>(settings_util::get_int(s, "seed", 0, 0, INT32_MAX, "random")));
-  }
-  throw LoomError("unknown cost model '" + kind + "' (expected mlp, xgb or random)");
+  for (const auto& k : kind_table())
+    if (kind == k.name) return k.make(s);
+  throw LoomError("unknown cost model '" + kind + "' (expected " + cost_model_kind_names() + ")");
 }
 
 std::unique_ptr<CostModel> load_cost_model(const std::string& path, const nlohmann::json& overrides) {
@@ -282,52 +311,5 @@ std::unique_ptr<CostModel> load_cost_model(const std::string& path, const nlohma
   return m;
 }
 
-// ---- settings helpers ------------------------------------------------------------
-
-namespace settings_util {
-
-void check_keys(const nlohmann::json& j, const std::vector<std::string>& known, const std::string& where) {
-  if (!j.is_object()) throw LoomError(where + ": expected an object");
-  for (const auto& [k, v] : j.items()) {
-    if (std::find(known.begin(), known.end(), k) != known.end()) continue;
-    std::string list;
-    for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
-    throw LoomError(where + "." + k + ": unknown key (expected " + list + ")");
-  }
-}
-
-int get_int(const nlohmann::json& j, const char* key, int def, int lo, int hi, const std::string& where) {
-  if (!j.contains(key)) return def;
-  const auto& v = j[key];
-  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
-    throw LoomError(where + "." + key + ": expected an integer in [" + std::to_string(lo) + ", " +
-                    std::to_string(hi) + "], got " + v.dump());
-  return v.get<int>();
-}
-
-double get_double(const nlohmann::json& j, const char* key, double def, double lo, double hi,
-                  const std::string& where) {
-  if (!j.contains(key)) return def;
-  const auto& v = j[key];
-  if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi) {
-    std::ostringstream os;
-    os << where << "." << key << ": expected a number in [" << lo << ", " << hi << "], got " << v.dump();
-    throw LoomError(os.str());
-  }
-  return v.get<double>();
-}
-
-std::string get_string(const nlohmann::json& j, const char* key, const std::string& def,
-                       const std::vector<std::string>& allowed, const std::string& where) {
-  if (!j.contains(key)) return def;
-  const auto& v = j[key];
-  if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.get<std::string>()) != allowed.end())
-    return v.get<std::string>();
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  throw LoomError(where + "." + key + ": expected one of " + list + ", got " + v.dump());
-}
-
-}  // namespace settings_util
 
 }  // namespace loom

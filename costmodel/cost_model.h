@@ -150,18 +150,22 @@ std::unique_ptr<CostModel> make_cost_model(const std::string& kind,
 std::unique_ptr<CostModel> load_cost_model(const std::string& path,
                                            const nlohmann::json& overrides = nlohmann::json::object());
 const std::vector<std::string>& cost_model_kinds();
+// "mlp, xgb or random" (for messages).
+std::string cost_model_kind_names();
 // The checksum a saved model's header holds for its payload (FNV-1a, 64 bits).
 uint64_t cost_model_payload_checksum(const std::string& payload);
 
 // Strict JSON settings helpers shared by the models.
-namespace settings_util {
-// Throws LoomError "<where>.<key>: unknown key (expected a, b, c)".
-void check_keys(const nlohmann::json& j, const std::vector<std::string>& known, const std::string& where);
-int get_int(const nlohmann::json& j, const char* key, int def, int lo, int hi, const std::string& where);
-double get_double(const nlohmann::json& j, const char* key, double def, double lo, double hi,
-                  const std::string& where);
-std::string get_string(const nlohmann::json& j, const char* key, const std::string& def,
-                       const std::vector<std::string>& allowed, const std::string& where);
-}  // namespace settings_util
+// The random model's settings.
+struct RandomModelSettings {
+  int seed = 0;
+  static RandomModelSettings from_json(const nlohmann::json& j, const std::string& where = "random");
+  nlohmann::json to_json() const;
+};
+
+// The Markdown rows of every cost model's settings (`loom config doc`):
+// `| cost_model.options (mlp).KEY | ... |`.
+std::string cost_model_settings_doc();
+
 
 }  // namespace loom

@@ -48,45 +48,6 @@
 
 namespace loom {
 
-MlpSettings MlpSettings::from_json(const nlohmann::json& j, const std::string& where) {
-  using namespace settings_util;
-  check_keys(j, {"hidden", "layers", "learning_rate", "weight_decay", "batch_programs", "max_epochs", "patience",
-                 "valid_fraction", "max_train_seconds", "mse_weight", "threads", "seed", "members", "dropout",
-                 "average_epochs", "head_layers", "input_clip"},
-             where);
-  MlpSettings s;
-  s.hidden = get_int(j, "hidden", s.hidden, 1, 4096, where);
-  s.layers = get_int(j, "layers", s.layers, 1, 8, where);
-  s.learning_rate = get_double(j, "learning_rate", s.learning_rate, 1e-7, 1.0, where);
-  s.weight_decay = get_double(j, "weight_decay", s.weight_decay, 0.0, 1.0, where);
-  s.batch_programs = get_int(j, "batch_programs", s.batch_programs, 2, 1 << 20, where);
-  s.max_epochs = get_int(j, "max_epochs", s.max_epochs, 0, 1 << 20, where);
-  s.patience = get_int(j, "patience", s.patience, 1, 1 << 20, where);
-  s.valid_fraction = get_double(j, "valid_fraction", s.valid_fraction, 0.0, 0.9, where);
-  s.max_train_seconds = get_double(j, "max_train_seconds", s.max_train_seconds, 0.0, 1e6, where);
-  s.mse_weight = get_double(j, "mse_weight", s.mse_weight, 0.0, 1e6, where);
-  s.threads = get_int(j, "threads", s.threads, 1, 1024, where);
-  s.seed = get_int(j, "seed", s.seed, 0, INT32_MAX, where);
-  s.members = get_int(j, "members", s.members, 1, 64, where);
-  s.dropout = get_double(j, "dropout", s.dropout, 0.0, 0.9, where);
-  s.average_epochs = get_int(j, "average_epochs", s.average_epochs, 0, 1000, where);
-  s.head_layers = get_int(j, "head_layers", s.head_layers, 0, 8, where);
-  s.input_clip = get_double(j, "input_clip", s.input_clip, 0.0, 1e6, where);
-  return s;
-}
-
-nlohmann::json MlpSettings::to_json() const {
-  return {{"hidden", hidden},         {"layers", layers},
-          {"learning_rate", learning_rate}, {"weight_decay", weight_decay},
-          {"batch_programs", batch_programs}, {"max_epochs", max_epochs},
-          {"patience", patience},     {"valid_fraction", valid_fraction},
-          {"max_train_seconds", max_train_seconds}, {"mse_weight", mse_weight},
-          {"threads", threads},       {"seed", seed},
-          {"members", members},       {"dropout", dropout},
-          {"average_epochs", average_epochs}, {"head_layers", head_layers},
-          {"input_clip", input_clip}};
-}
-
 namespace {
 
 struct NetImpl : torch::nn::Module {

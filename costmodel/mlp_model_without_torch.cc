@@ -12,8 +12,6 @@ namespace {
 }
 }  // namespace
 
-MlpSettings MlpSettings::from_json(const nlohmann::json&, const std::string& where) { no_torch(where); }
-nlohmann::json MlpSettings::to_json() const { no_torch("mlp"); }
 std::unique_ptr<CostModel> make_mlp_model(const MlpSettings&) { no_torch("mlp"); }
 std::vector<float> mlp_libtorch_scores(CostModel&, const std::vector<ProgramFeatures>&) { no_torch("mlp"); }
 

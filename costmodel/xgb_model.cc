@@ -31,38 +31,6 @@
 
 namespace loom {
 
-XgbSettings XgbSettings::from_json(const nlohmann::json& j, const std::string& where) {
-  using namespace settings_util;
-  check_keys(j, {"max_depth", "eta", "gamma", "min_child_weight", "subsample", "max_bin", "max_rounds",
-                 "early_stopping_rounds", "valid_fraction", "max_train_seconds", "objective", "threads", "seed"},
-             where);
-  XgbSettings s;
-  s.max_depth = get_int(j, "max_depth", s.max_depth, 1, 64, where);
-  s.eta = get_double(j, "eta", s.eta, 1e-6, 1.0, where);
-  s.gamma = get_double(j, "gamma", s.gamma, 0.0, 1e6, where);
-  s.min_child_weight = get_double(j, "min_child_weight", s.min_child_weight, 0.0, 1e6, where);
-  s.subsample = get_double(j, "subsample", s.subsample, 1e-3, 1.0, where);
-  s.max_bin = get_int(j, "max_bin", s.max_bin, 2, 1 << 16, where);
-  s.max_rounds = get_int(j, "max_rounds", s.max_rounds, 0, 1 << 20, where);
-  s.early_stopping_rounds = get_int(j, "early_stopping_rounds", s.early_stopping_rounds, 1, 1 << 20, where);
-  s.valid_fraction = get_double(j, "valid_fraction", s.valid_fraction, 0.0, 0.9, where);
-  s.max_train_seconds = get_double(j, "max_train_seconds", s.max_train_seconds, 0.0, 1e6, where);
-  s.objective = get_string(j, "objective", s.objective, {"pack-sum-rank", "pack-sum-mse"}, where);
-  s.threads = get_int(j, "threads", s.threads, 1, 1024, where);
-  s.seed = get_int(j, "seed", s.seed, 0, INT32_MAX, where);
-  return s;
-}
-
-nlohmann::json XgbSettings::to_json() const {
-  return {{"max_depth", max_depth},   {"eta", eta},
-          {"gamma", gamma},           {"min_child_weight", min_child_weight},
-          {"subsample", subsample},   {"max_bin", max_bin},
-          {"max_rounds", max_rounds},
-          {"early_stopping_rounds", early_stopping_rounds}, {"valid_fraction", valid_fraction},
-          {"max_train_seconds", max_train_seconds}, {"objective", objective},
-          {"threads", threads},       {"seed", seed}};
-}
-
 namespace {
 
 void check(int rc, const char* what) {

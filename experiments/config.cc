@@ -1,13 +1,18 @@
 #include "experiments/config.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
+#include "costmodel/cost_model.h"
+#include "experiments/baselines/baseline.h"
 #include "experiments/task_file.h"
 #include "graph/graph.h"
 #include "graph/onnx_import.h"
 #include "graph/tasks.h"
 #include "ir/error.h"
 #include "ir/json_fields.h"
+#include "ir/settings_table.h"
 #include "measure/machine.h"
 
 namespace loom {
@@ -48,124 +53,245 @@ int64_t add_network_tasks(ExperimentConfig& c) {
 
 }  // namespace
 
+namespace {
+
+using C = ExperimentConfig;
+
+const SettingsTable<C>& cost_model_table() {
+  static const SettingsTable<C> t({
+      custom_setting<C>(
+          "kind", "`xgb`, `mlp`, `random`", "", "the cost model: XGBoost, LibTorch MLP, or random scores",
+          [](const nlohmann::json& v, const std::string& where, C& c) {
+            c.cost_model = string(v, where);
+            const auto& kinds = cost_model_kinds();
+            if (std::find(kinds.begin(), kinds.end(), c.cost_model) == kinds.end())
+              throw LoomError(where + ": expected " + cost_model_kind_names());
+          },
+          [](const C& c) { return nlohmann::json(c.cost_model); }),
+      custom_setting<C>(
+          "options", "object", "{}", "the model's settings: the `cost_model.options` tables below",
+          [](const nlohmann::json& v, const std::string& where, C& c) {
+            if (!v.is_object()) throw LoomError(where + ": expected an object");
+            c.cost_model_options = v;
+          },
+          [](const C& c) { return c.cost_model_options; }),
+      string_setting("pretrained", &C::pretrained_model,
+                     "a model file saved by `loom costmodel train` to start from (relative to the config's folder; "
+                     "its kind must be `cost_model.kind`, and `cost_model.options` override the settings saved "
+                     "with it); \"\" = none"),
+      string_setting("scope", &C::cost_model_scope,
+                     "`shared`: one model learns from every task's programs (Ansor's choice); `task`: each task has "
+                     "its own copy of the model (the pretrained file, or a new one) that learns from its own "
+                     "programs only, from the start or after `task_model_after` programs",
+                     {"shared", "task"}),
+      integer_setting("task_model_after", &C::task_model_after, 0, 1 << 30,
+                      "with scope `task`: the programs a task measures before its own model takes over; until "
+                      "then the shared model scores it, and its own is then fitted on all of them. 0: its own "
+                      "from the first round"),
+  });
+  return t;
+}
+
+const SettingsTable<C>& outputs_table() {
+  static const SettingsTable<C> t({
+      custom_setting<C>(
+          "log", "path", "`<name>.jsonl`", "the append-only JSON-lines log (resumed by the next `loom tune`)",
+          [](const nlohmann::json& v, const std::string& where, C& c) { c.log_path = string(v, where); },
+          [](const C& c) { return nlohmann::json(c.log_path); }),
+      custom_setting<C>(
+          "export", "path", "`<name>_export`", "folder for `loom export`",
+          [](const nlohmann::json& v, const std::string& where, C& c) { c.export_dir = string(v, where); },
+          [](const C& c) { return nlohmann::json(c.export_dir); }),
+      custom_setting<C>(
+          "report", "path", "`<name>_report`", "folder for `loom report` (CSV, Markdown, `tuning.png`)",
+          [](const nlohmann::json& v, const std::string& where, C& c) { c.report_dir = string(v, where); },
+          [](const C& c) { return nlohmann::json(c.report_dir); }),
+  });
+  return t;
+}
+
+// Every key of a config, in parse order: the target before the tasks that
+// are made for it.
+const SettingsTable<C>& config_table() {
+  static const SettingsTable<C> t({
+      string_setting("name", &C::name,
+                     "experiment name; default output names derive from it (a network config: the model's file "
+                     "name)"),
+      custom_setting<C>(
+          "comment", "text", "none", "free text (ignored)", [](const nlohmann::json&, const std::string&, C&) {},
+          [](const C&) { return nlohmann::json(); }),
+      custom_setting<C>(
+          "target", "`cpu -threads=N [-isa=avx512\\|avx2\\|sse4]`, `cuda -arch=sm_NN`", "`cpu -threads=1`",
+          "what the tasks are compiled for; `-isa` sets the vector width the sketch rules decide with and the "
+          "LLVM backend emits (16, 8, 4 floats; default: the host's)",
+          [](const nlohmann::json& v, const std::string& where, C& c) {
+            try {
+              c.target = Target::parse(string(v, where));
+            } catch (const LoomError& e) {
+              std::string m = e.what();
+              throw LoomError(m.rfind("target", 0) == 0 ? m : "target: " + m);
+            }
+          },
+          [](const C& c) { return nlohmann::json(c.target.to_string()); }),
+      custom_setting<C>(
+          "network", "path", "none",
+          "instead of `tasks`: a model (`.onnx` or graph `.json`, relative to the config's folder) whose fused "
+          "subgraphs become the tasks, weighted by their occurrences (as `loom network tasks` lists them); "
+          "`baselines` then default to onednn (`loom report` compares the whole network with PyTorch and ONNX "
+          "Runtime, end to end, and each task's main operator with oneDNN's primitive for it)",
+          [](const nlohmann::json& v, const std::string& where, C& c) {
+            c.network = string(v, where);
+            if (c.network.empty()) throw LoomError(where + ": expected a model file");
+            c.baselines = {"onednn"};
+          },
+          [](const C& c) { return c.network.empty() ? nlohmann::json() : nlohmann::json(c.network); }),
+      custom_setting<C>(
+          "tasks", "array", "none (required without `network`)",
+          "`workload` (see `loom workloads`), `params` (missing ones take the workload's defaults), `constants` "
+          "(inputs that are weights, e.g. `[\"B\"]`: the schedule may choose their layout, transformed once outside "
+          "the timed region), `weight` (how often the task occurs; the task scheduler minimises the weighted "
+          "total latency; default 1)",
+          [](const nlohmann::json& v, const std::string&, C& c) {
+            if (!c.network.empty()) throw LoomError("tasks: a network config lists no tasks (they are the network's)");
+            if (!v.is_array() || v.empty()) throw LoomError("tasks: expected a non-empty array of tasks");
+            for (size_t i = 0; i < v.size(); ++i) {
+              const auto& t = v[i];
+              std::string path = "tasks[" + std::to_string(i) + "]";
+              check_keys(t, path, {"workload", "params", "constants", "weight", "comment"});
+              ConfigTask ct;
+              if (t.contains("weight")) ct.weight = number(t["weight"], path + ".weight", 0, 1e12);
+              nlohmann::json tj = {{"workload", t.value("workload", nlohmann::json())},
+                                   {"params", t.value("params", nlohmann::json::object())},
+                                   {"target", c.target.to_string()}};
+              if (t.contains("constants")) tj["constants"] = t["constants"];
+              ct.task = Task::from_json(tj, path);
+              c.tasks.push_back(std::move(ct));
+            }
+          },
+          [](const C& c) {
+            if (!c.network.empty()) return nlohmann::json();  // the model's tasks: named by it, not listed
+            nlohmann::json tl = nlohmann::json::array();
+            for (const auto& t : c.tasks) {
+              nlohmann::json tj = {{"workload", t.task.workload}, {"params", t.task.params}, {"weight", t.weight}};
+              if (!t.task.constants.empty()) tj["constants"] = t.task.constants;
+              tl.push_back(tj);
+            }
+            return tl;
+          }),
+      custom_setting<C>(
+          "batch", "[1, 1048576]", "the model's",
+          "network configs: the model's batch, checked against its inputs (models of another batch: "
+          "`scripts/make_models.py DIR --batch N`)",
+          [](const nlohmann::json& v, const std::string& where, C& c) {
+            if (c.network.empty()) throw LoomError("batch: only a network config has one");
+            c.batch = integer(v, where, 1, 1 << 20);
+          },
+          [](const C& c) { return c.batch > 0 ? nlohmann::json(c.batch) : nlohmann::json(); }),
+      custom_setting<C>(
+          "input_shapes", "object", "the file's",
+          "network configs: static shapes for inputs the ONNX file leaves dynamic, e.g. `{\"input_ids\": [1, "
+          "128]}` (as `--shape input_ids=1x128` on the `network` verbs); each must name an input and agree with "
+          "its static dims",
+          [](const nlohmann::json& shapes, const std::string&, C& c) {
+            if (c.network.empty()) throw LoomError("input_shapes: only a network config has one");
+            if (!shapes.is_object())
+              throw LoomError("input_shapes: expected {\"NAME\": [dims...], ...}, got " + shapes.dump());
+            for (const auto& [name, dims] : shapes.items()) {
+              std::string spec = name + "=";
+              if (!dims.is_array() || dims.empty())
+                throw LoomError("input_shapes." + name + ": expected an array of dimensions, got " + dims.dump());
+              for (size_t d = 0; d < dims.size(); ++d) {
+                if (!dims[d].is_number_integer() || dims[d].get<int64_t>() < 1)
+                  throw LoomError("input_shapes." + name + ": expected positive integer dimensions, got " +
+                                  dims.dump());
+                spec += (d ? "x" : "") + std::to_string(dims[d].get<int64_t>());
+              }
+              try {
+                graph::parse_input_shape(spec, c.input_shapes);
+              } catch (const LoomError& e) {
+                throw LoomError("input_shapes." + name + ": " + e.what());
+              }
+            }
+          },
+          [](const C& c) { return c.input_shapes.empty() ? nlohmann::json() : nlohmann::json(c.input_shapes); }),
+      custom_setting<C>(
+          "search", "object", "below", "the search: every key in the `search.` table",
+          [](const nlohmann::json& v, const std::string& where, C& c) { c.search = SearchSettings::from_json(v, where); },
+          [](const C& c) { return c.search.to_json(); }),
+      custom_setting<C>(
+          "cost_model", "object", "below", "the cost model: the `cost_model.` rows",
+          [](const nlohmann::json& v, const std::string& where, C& c) {
+            cost_model_table().parse_into(v, where, c);
+            if (c.task_model_after > 0 && c.cost_model_scope != "task")
+              throw LoomError("cost_model.task_model_after: only with cost_model.scope \"task\" (a shared model has "
+                              "no per-task models to hand over to)");
+          },
+          [](const C& c) { return cost_model_table().to_json(c); }),
+      custom_setting<C>(
+          "measure", "object", "below", "measurement: every key in the `measure.` table",
+          [](const nlohmann::json& v, const std::string& where, C& c) {
+            std::set<std::string> given;
+            c.measure = measure_options_from_json(v, where, c.measure, &given);
+            c.flush_cache_given = given.count("flush_cache") > 0;
+          },
+          [](const C& c) { return measure_options_to_json(c.measure); }),
+      custom_setting<C>(
+          "baselines", "`onednn`, `openblas` (CPU), `cublas`, `cudnn` (CUDA)", "`[\"onednn\", \"openblas\"]`",
+          "libraries `loom report` compares each task with",
+          [](const nlohmann::json& v, const std::string&, C& c) {
+            if (!v.is_array()) throw LoomError("baselines: expected an array of library names");
+            c.baselines.clear();
+            for (size_t i = 0; i < v.size(); ++i) {
+              std::string b = string(v[i], "baselines[" + std::to_string(i) + "]");
+              if (!find_operator_baseline(b))
+                throw LoomError("baselines[" + std::to_string(i) + "]: unknown library '" + b + "' (expected " +
+                                operator_baseline_names() + ")");
+              c.baselines.push_back(b);
+            }
+          },
+          [](const C& c) { return nlohmann::json(c.baselines); }),
+      custom_setting<C>(
+          "outputs", "object", "below", "output paths, relative to the config file's folder: the `outputs.` rows",
+          [](const nlohmann::json& v, const std::string& where, C& c) { outputs_table().parse_into(v, where, c); },
+          [](const C& c) { return outputs_table().to_json(c); }),
+  });
+  return t;
+}
+
+const char* const kDocHeader = "| key | meaning | range | default |\n|---|---|---|---|\n";
+
+}  // namespace
+
 ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& j) {
-  check_keys(j, "", {"name", "comment", "target", "tasks", "network", "batch", "input_shapes", "search", "cost_model",
-                     "measure", "baselines", "outputs"});
   ExperimentConfig c;
-  if (j.contains("name")) c.name = string(j["name"], "name");
-  if (j.contains("target")) {
-    try {
-      c.target = Target::parse(string(j["target"], "target"));
-    } catch (const LoomError& e) {
-      std::string m = e.what();
-      throw LoomError(m.rfind("target", 0) == 0 ? m : "target: " + m);
-    }
-  }
-  if (j.contains("network")) {
-    c.network = string(j["network"], "network");
-    if (c.network.empty()) throw LoomError("network: expected a model file");
-    if (j.contains("tasks")) throw LoomError("tasks: a network config lists no tasks (they are the network's)");
-    if (j.contains("batch")) c.batch = integer(j["batch"], "batch", 1, 1 << 20);
-    if (j.contains("input_shapes")) {
-      const auto& shapes = j["input_shapes"];
-      if (!shapes.is_object()) throw LoomError("input_shapes: expected {\"NAME\": [dims...], ...}, got " + shapes.dump());
-      for (const auto& [name, dims] : shapes.items()) {
-        std::string spec = name + "=";
-        if (!dims.is_array() || dims.empty()) throw LoomError("input_shapes." + name + ": expected a list of dims");
-        for (size_t d = 0; d < dims.size(); ++d) {
-          if (!dims[d].is_number_integer()) throw LoomError("input_shapes." + name + ": expected integer dims");
-          spec += (d ? "x" : "") + std::to_string(dims[d].get<int64_t>());
-        }
-        try {
-          graph::parse_input_shape(spec, c.input_shapes);
-        } catch (const LoomError& e) {
-          throw LoomError("input_shapes." + name + ": " + e.what());
-        }
-      }
-    }
-    if (!j.contains("name")) c.name = std::filesystem::path(c.network).stem().string();
-    // A network is compared with PyTorch end to end; each task's main
-    // operator with oneDNN's primitive for it (loom report).
-    c.baselines = {"onednn"};
-  } else if (j.contains("batch") || j.contains("input_shapes")) {
-    throw LoomError(std::string(j.contains("batch") ? "batch" : "input_shapes") + ": only a network config has one");
-  } else if (!j.contains("tasks") || !j["tasks"].is_array() || j["tasks"].empty()) {
-    throw LoomError("tasks: expected a non-empty array of tasks");
-  }
-  for (size_t i = 0; c.network.empty() && i < j["tasks"].size(); ++i) {
-    const auto& t = j["tasks"][i];
-    std::string path = "tasks[" + std::to_string(i) + "]";
-    check_keys(t, path, {"workload", "params", "constants", "weight", "comment"});
-    ConfigTask ct;
-    if (t.contains("weight")) ct.weight = number(t["weight"], path + ".weight", 0, 1e12);
-    nlohmann::json tj = {{"workload", t.value("workload", nlohmann::json())},
-                         {"params", t.value("params", nlohmann::json::object())},
-                         {"target", c.target.to_string()}};
-    if (t.contains("constants")) tj["constants"] = t["constants"];
-    ct.task = Task::from_json(tj, path);
-    c.tasks.push_back(ct);
-  }
-  if (j.contains("search")) c.search = SearchSettings::from_json(j["search"], "search");
-  if (j.contains("cost_model")) {
-    const auto& m = j["cost_model"];
-    check_keys(m, "cost_model", {"kind", "options", "pretrained", "scope", "task_model_after"});
-    if (m.contains("kind")) {
-      c.cost_model = string(m["kind"], "cost_model.kind");
-      if (c.cost_model != "mlp" && c.cost_model != "xgb" && c.cost_model != "random")
-        throw LoomError("cost_model.kind: expected \"mlp\", \"xgb\" or \"random\"");
-    }
-    if (m.contains("options")) {
-      if (!m["options"].is_object()) throw LoomError("cost_model.options: expected an object");
-      c.cost_model_options = m["options"];
-    }
-    if (m.contains("pretrained")) c.pretrained_model = string(m["pretrained"], "cost_model.pretrained");
-    if (m.contains("scope")) {
-      c.cost_model_scope = string(m["scope"], "cost_model.scope");
-      if (c.cost_model_scope != "shared" && c.cost_model_scope != "task")
-        throw LoomError("cost_model.scope: expected \"shared\" or \"task\"");
-    }
-    if (m.contains("task_model_after")) {
-      c.task_model_after = integer(m["task_model_after"], "cost_model.task_model_after", 0, 1 << 30);
-      if (c.task_model_after > 0 && c.cost_model_scope != "task")
-        throw LoomError("cost_model.task_model_after: only with cost_model.scope \"task\" (a shared model has no "
-                        "per-task models to hand over to)");
-    }
-  }
-  // A network's tasks are timed with the caches flushed unless the config
-  // says otherwise; load() times them warm when the network's weights fit
-  // in the last-level cache (see there).
-  MeasureOptions measure_defaults;
-  measure_defaults.flush_cache = !c.network.empty();
-  c.measure = measure_options_from_json(j.value("measure", nlohmann::json()), "measure", measure_defaults);
-  if (j.contains("baselines")) {
-    if (!j["baselines"].is_array()) throw LoomError("baselines: expected an array of library names");
-    c.baselines.clear();
-    for (size_t i = 0; i < j["baselines"].size(); ++i) {
-      std::string b = string(j["baselines"][i], "baselines[" + std::to_string(i) + "]");
-      if (b != "onednn" && b != "openblas" && b != "cublas" && b != "cudnn")
-        throw LoomError("baselines[" + std::to_string(i) + "]: unknown library '" + b +
-                        "' (expected onednn, openblas, cublas or cudnn)");
-      c.baselines.push_back(b);
-    }
-  }
-  if (j.contains("outputs")) {
-    const auto& o = j["outputs"];
-    check_keys(o, "outputs", {"log", "export", "report"});
-    if (o.contains("log")) c.log_path = string(o["log"], "outputs.log");
-    if (o.contains("export")) c.export_dir = string(o["export"], "outputs.export");
-    if (o.contains("report")) c.report_dir = string(o["report"], "outputs.report");
-  }
+  std::set<std::string> given;
+  config_table().parse_into(j, "", c, &given);
+  if (!given.count("network") && !given.count("tasks")) throw LoomError("tasks: expected a non-empty array of tasks");
+  if (given.count("network") && !given.count("name")) c.name = std::filesystem::path(c.network).stem().string();
   return c;
+}
+
+std::vector<std::string> ExperimentConfig::doc_names() { return {"config", "measure", "search", "cost_model.options"}; }
+
+std::string ExperimentConfig::doc_table(const std::string& which) {
+  std::string rows;
+  if (which == "config")
+    rows = config_table().doc_rows("") + cost_model_table().doc_rows("cost_model.") + outputs_table().doc_rows("outputs.");
+  else if (which == "measure")
+    rows = measure_options_doc("measure.");
+  else if (which == "search")
+    rows = SearchSettings::doc_table("search.");
+  else if (which == "cost_model.options")
+    rows = cost_model_settings_doc();
+  else
+    throw LoomError("unknown settings table '" + which + "' (known: config, measure, search, cost_model.options)");
+  return std::string("<!-- generated by `loom config doc " + which + "` -->\n") + kDocHeader + rows;
 }
 
 ExperimentConfig ExperimentConfig::load(const std::string& path) {
   ExperimentConfig c;
-  bool flush_given = false;
   try {
-    const nlohmann::json j = read_json_file(path);
-    flush_given = j.is_object() && j.contains("measure") && j["measure"].is_object() &&
-                  j["measure"].contains("flush_cache");
-    c = from_json(j);
+    c = from_json(read_json_file(path));
   } catch (const LoomError& e) {
     std::string m = e.what();
     if (m.rfind(path, 0) == 0) throw;
@@ -192,53 +318,20 @@ ExperimentConfig ExperimentConfig::load(const std::string& path) {
       std::string m = e.what();
       throw LoomError(path + ": " + (m.rfind("batch", 0) == 0 ? m : "network: " + m));
     }
-    // Where a network's weights exceed the last-level cache, every inference
-    // reads them from memory, not from the cache a kernel's own repeated
-    // runs leave them in: its tasks are timed cold (ResNet-50, one thread:
-    // the network ran 4% faster, and the estimate came within 5-9% of the
-    // measured latency instead of 22% below it). Where they fit with room to
-    // spare, they stay in the cache from one inference to the next, and a
-    // flush times a kernel colder than it runs: MobileNet-V2 (14 MB, 32 MB
-    // cache) tuned warm ran 1.34-1.43x PyTorch's speed against 1.17-1.27x
-    // tuned cold. Weights that fill most of the cache share it with the
-    // activations and, on a shared machine, with other processes, and are
-    // partly evicted between one kernel's runs in the network: the BERT
-    // layer (28 MB) tuned warm ran 0.92-1.01x against 1.21-1.25x tuned cold.
-    // Hence cold once the weights exceed half the cache.
-    const int64_t cache = last_level_cache_bytes();
-    if (!flush_given && cache > 0) c.measure.flush_cache = 2 * weight_bytes > cache;
+    // A network's tasks are timed as the network runs them: cold (caches
+    // flushed) where its weights exceed half the last-level cache, so that
+    // every inference reads them from memory; warm where they fit with room
+    // to spare and stay cached between inferences (measured in
+    // docs/results/2026-12-07-network-table-and-warm-tuning-zen5.md). An
+    // unknown cache size: cold.
+    if (!c.flush_cache_given) {
+      const int64_t cache = last_level_cache_bytes();
+      c.measure.flush_cache = cache <= 0 || 2 * weight_bytes > cache;
+    }
   }
   return c;
 }
 
-nlohmann::json ExperimentConfig::to_json() const {
-  nlohmann::json out = {{"name", name},
-                        {"target", target.to_string()},
-                        {"search", search.to_json()},
-                        {"cost_model",
-                         {{"kind", cost_model},
-                          {"options", cost_model_options},
-                          {"pretrained", pretrained_model},
-                          {"scope", cost_model_scope},
-                          {"task_model_after", task_model_after}}},
-                        {"measure", measure_options_to_json(measure)},
-                        {"baselines", baselines},
-                        {"outputs", {{"log", log_path}, {"export", export_dir}, {"report", report_dir}}}};
-  if (!network.empty()) {
-    // The model's tasks are its subgraphs: named by the model, not listed.
-    out["network"] = network;
-    if (batch > 0) out["batch"] = batch;
-    if (!input_shapes.empty()) out["input_shapes"] = input_shapes;
-    return out;
-  }
-  nlohmann::json tl = nlohmann::json::array();
-  for (const auto& t : this->tasks) {
-    nlohmann::json tj = {{"workload", t.task.workload}, {"params", t.task.params}, {"weight", t.weight}};
-    if (!t.task.constants.empty()) tj["constants"] = t.task.constants;
-    tl.push_back(tj);
-  }
-  out["tasks"] = tl;
-  return out;
-}
+nlohmann::json ExperimentConfig::to_json() const { return config_table().to_json(*this); }
 
 }  // namespace loom

@@ -58,12 +58,24 @@ struct ExperimentConfig {
   std::string export_dir;   // default <name>_export
   std::string report_dir;   // default <name>_report
 
+  // Whether the config's measure object gave flush_cache (else load()
+  // decides it for a network).
+  bool flush_cache_given = false;
+
+  // Parsing, the echo and the docs come from one table per object
+  // (config.cc; the measure, search and cost-model settings from their own
+  // components' tables).
   static ExperimentConfig from_json(const nlohmann::json& j);
   // Reads the file, resolves relative paths, and for a network config
   // imports the model and fills `tasks`.
   static ExperimentConfig load(const std::string& path);
   // Every effective setting, defaults included (echoed at start-up).
   nlohmann::json to_json() const;
+  // The settings tables `loom config doc` prints: "config", "measure",
+  // "search", "cost_model.options"; each a Markdown table under a marker
+  // line naming its command (experiments/README.md holds them verbatim).
+  static std::vector<std::string> doc_names();
+  static std::string doc_table(const std::string& which);
 };
 
 }  // namespace loom

@@ -117,7 +117,7 @@ std::string task_file_stem(const Task& task) {
   if (task.kind().params_name_files) {
     for (const auto& [k, v] : task.params.items()) s += "_" + k + (v.is_string() ? v.get<std::string>() : v.dump());
   }
-  if (task.target.kind == "cpu") s += "_t" + std::to_string(task.target.threads);
+  if (task.target.is_cpu()) s += "_t" + std::to_string(task.target.threads);
   else s += "_" + task.target.arch;
   std::string id = sanitize_c_identifier(s);
   if (!task.kind().params_name_files || id.size() > kMaxStemLength) {
@@ -161,7 +161,7 @@ std::vector<ExportedFiles> export_best(const std::vector<Task>& tasks,
     write_file(e.record_path, record_to_json(*best).dump(2) + "\n");
     write_file(e.loop_nest_path, to_string(f));
 
-    const bool cpu = task.target.kind == "cpu";
+    const bool cpu = task.target.is_cpu();
     if (cpu) {
       // The kernel the worker timed: its compile options (measure/worker).
       LLVMCompileOptions lo_opts;

@@ -278,7 +278,7 @@ std::vector<ExportCheckResult> check_exports(const std::vector<ExportedFiles>& f
     res.record_s = e.measured_s;
     const Task& task = e.task_def;
     res.threads = task.target.threads;
-    if (task.target.kind != "cpu") continue;  // the harness runs on this CPU
+    if (!task.target.is_cpu()) continue;  // the harness runs on this CPU
     std::fprintf(stderr, "export check: %s: reference data...\n", e.task.c_str());
     const std::string ref_path = (check_dir / (e.stem + ".ref.bin")).string();
     write_reference_file(ref_path, compute_reference(task));

@@ -123,12 +123,9 @@ std::vector<BaselineResult> run_baselines(const ExperimentConfig& cfg, const Tas
                                           const TensorMap& ref) {
   std::vector<BaselineResult> out;
   for (const auto& lib : cfg.baselines) {
-    std::vector<BaselineResult> r;
-    if (lib == "onednn" && task.target.kind == "cpu") r = run_onednn_baselines(task, timing, in, ref);
-    else if (lib == "openblas" && task.target.kind == "cpu") r = run_openblas_baselines(task, timing, in, ref);
-    else if (lib == "cublas" && task.target.kind == "cuda") r = run_cublas_baselines(task, timing, in, ref);
-    else if (lib == "cudnn" && task.target.kind == "cuda") r = run_cudnn_baselines(task, timing, in, ref);
-    else r = {unsupported_baseline(lib, "", "not available for target " + task.target.to_string())};
+    const OperatorBaseline* b = find_operator_baseline(lib);  // names checked by the config
+    std::vector<BaselineResult> r = b ? b->run_for(task, timing, in, ref)
+                                      : std::vector<BaselineResult>{unsupported_baseline(lib, "", "unknown library")};
     out.insert(out.end(), r.begin(), r.end());
   }
   return out;

@@ -6,18 +6,6 @@
 
 namespace loom::graph {
 
-const char* op_pattern_name(OpPattern p) {
-  switch (p) {
-    case OpPattern::kElemWise: return "elemwise";
-    case OpPattern::kBroadcast: return "broadcast";
-    case OpPattern::kInjective: return "injective";
-    case OpPattern::kCommReduce: return "reduce";
-    case OpPattern::kOutEWiseFusable: return "out-elemwise-fusable";
-    case OpPattern::kOpaque: return "opaque";
-  }
-  return "?";
-}
-
 const std::vector<OpDef>& op_registry() {
   static const std::vector<OpDef> ops = [] {
     std::vector<OpDef> out;

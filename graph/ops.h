@@ -56,7 +56,6 @@ enum class OpPattern {
   kOutEWiseFusable = 4,  // contraction or window (conv, dense, matmul, pools): takes element-wise epilogues
   kOpaque = 8,           // fuses with nothing (softmax, layer_norm)
 };
-const char* op_pattern_name(OpPattern p);
 
 struct OpAttr {
   std::string name;

@@ -78,7 +78,7 @@ class Lowerer {
     // memory fetches), so their guards stay where they are.
     for (const Stage& st : stages)
       for (const Iterator& it : st.iters)
-        if (it.annotation >= IterAnnotation::kVThread) full_tiles_ = false;
+        if (is_gpu_binding(it.annotation)) full_tiles_ = false;
     for (size_t i = 0; i < stages.size(); ++i) {
       const Stage& st = stages[i];
       if (st.op->is_placeholder || st.compute_at == ComputeAtKind::kInlined) continue;

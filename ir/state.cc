@@ -11,6 +11,23 @@
 
 namespace loom {
 
+bool is_gpu_binding(IterAnnotation a) {
+  switch (a) {
+    case IterAnnotation::kVThread:
+    case IterAnnotation::kBlockX:
+    case IterAnnotation::kBlockY:
+    case IterAnnotation::kBlockZ:
+    case IterAnnotation::kThreadX:
+    case IterAnnotation::kThreadY:
+    case IterAnnotation::kThreadZ: return true;
+    case IterAnnotation::kNone:
+    case IterAnnotation::kParallel:
+    case IterAnnotation::kVectorize:
+    case IterAnnotation::kUnroll: return false;
+  }
+  return false;
+}
+
 const char* annotation_name(IterAnnotation a) {
   switch (a) {
     case IterAnnotation::kNone: return "none";
@@ -269,18 +286,6 @@ std::vector<int> direct_consumers(const State& s, int stage) {
   return out;
 }
 
-std::vector<int> direct_producers(const State& s, int stage) {
-  std::vector<int> out;
-  const Stage& st = s.stage(stage);
-  if (st.op->is_placeholder) return out;
-  std::set<int> seen;
-  visit(st.op->body, [&](const Expr& e) {
-    if (e->kind != ExprKind::kLoad) return;
-    int p = s.stage_index(e->name);
-    if (p >= 0 && seen.insert(p).second) out.push_back(p);
-  });
-  return out;
-}
 
 std::vector<int> effective_consumers(const State& s, int stage) {
   std::vector<int> out;

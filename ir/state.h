@@ -26,6 +26,8 @@ enum class IterAnnotation : uint8_t {
   kBlockX, kBlockY, kBlockZ, kThreadX, kThreadY, kThreadZ,
 };
 const char* annotation_name(IterAnnotation a);
+// A GPU binding: a block or thread index, or a virtual thread.
+bool is_gpu_binding(IterAnnotation a);
 IterAnnotation parse_annotation(const std::string& s);  // throws LoomError
 
 struct Iterator {
@@ -143,6 +145,5 @@ class State {
 // non-inlined stages consume stage's output.
 std::vector<int> effective_consumers(const State& s, int stage);
 std::vector<int> direct_consumers(const State& s, int stage);
-std::vector<int> direct_producers(const State& s, int stage);
 
 }  // namespace loom

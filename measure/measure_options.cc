@@ -1,48 +1,55 @@
 #include "measure/measurer.h"
 
-#include "ir/error.h"
-#include "ir/json_fields.h"
+#include "ir/settings_table.h"
 
 namespace loom {
 
 namespace {
 
-using json_fields::check_keys;
-using json_fields::integer;
-using json_fields::number;
+// Every key of the config's "measure" object, in the docs' order.
+const SettingsTable<MeasureOptions>& table() {
+  using M = MeasureOptions;
+  static const SettingsTable<M> t({
+      integer_setting("repeat", &M::repeat, 1, 1000, "timing protocol: `repeat` groups, one mean each"),
+      number_setting("min_repeat_ms", &M::min_repeat_ms, 0, 1e6, "each group runs at least this long"),
+      bool_setting("flush_cache", &M::flush_cache,
+                   "evict the caches before every timed run (the baselines of `loom report` too). In a network "
+                   "config the default is true where the network's weights exceed half of this machine's last-level "
+                   "cache (every inference then reads them from memory), false where they fit"),
+      number_setting("build_timeout_s", &M::build_timeout_s, 0.1, 1e5,
+                     "per-candidate limit of replay, lowering and compilation (the worker is killed and replaced)"),
+      number_setting("run_timeout_s", &M::run_timeout_s, 0.01, 1e5, "per-candidate limit of the checking run"),
+      integer_setting("n_parallel_builds", &M::n_parallel_builds, 1, 256, "worker processes (builds in flight)"),
+      integer_setting("max_memory_mb", &M::max_memory_mb, 0, 1 << 24,
+                      "address-space limit per worker (0 = none: the machine's memory is then the limit). A task "
+                      "whose inputs and outputs, twice each in a worker, exceed it fails at start-up with one line "
+                      "naming the largest tensor"),
+      number_setting("rtol", &M::rtol, 0, 1, "correctness tolerance against the reference, relative"),
+      number_setting("atol", &M::atol, 0, 1e3,
+                     "correctness tolerance against the reference, absolute (scaled by the reference's magnitude)"),
+      number_setting("slow_cutoff", &M::slow_cutoff, 0, 1e9,
+                     "a candidate whose checking run is slower than this many times the task's best so far is not "
+                     "timed further (its cost is that run; 0 = always time)"),
+      number_setting("node_timeout_s", &M::node_timeout_s, 0.5, 1e5,
+                     "`loom tune --distributed`: a measurement node silent this long is lost and its candidates go "
+                     "to the other nodes"),
+      number_setting("quiet_wait_ms", &M::quiet_wait_ms, 0, 1e6,
+                     "time one measurement may spend waiting for a quiet load probe (`measure/timing.h`) and timing "
+                     "again a disturbed group; 0 = no probe. `loom report` and `loom run` use 2000 "
+                     "(`--quiet-wait-ms`)"),
+  });
+  return t;
+}
 
 }  // namespace
 
-MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::string& path, MeasureOptions defaults) {
-  MeasureOptions m = defaults;
-  if (j.is_null()) return m;
-  check_keys(j, path, {"repeat", "min_repeat_ms", "flush_cache", "build_timeout_s", "run_timeout_s",
-                       "n_parallel_builds", "max_memory_mb", "rtol", "atol", "slow_cutoff", "node_timeout_s",
-                       "quiet_wait_ms"});
-  if (j.contains("repeat")) m.repeat = integer(j["repeat"], path + ".repeat", 1, 1000);
-  if (j.contains("min_repeat_ms")) m.min_repeat_ms = number(j["min_repeat_ms"], path + ".min_repeat_ms", 0, 1e6);
-  if (j.contains("flush_cache")) {
-    if (!j["flush_cache"].is_boolean()) throw LoomError(path + ".flush_cache: expected true or false");
-    m.flush_cache = j["flush_cache"].get<bool>();
-  }
-  if (j.contains("build_timeout_s")) m.build_timeout_s = number(j["build_timeout_s"], path + ".build_timeout_s", 0.1, 1e5);
-  if (j.contains("run_timeout_s")) m.run_timeout_s = number(j["run_timeout_s"], path + ".run_timeout_s", 0.01, 1e5);
-  if (j.contains("n_parallel_builds")) m.n_parallel_builds = integer(j["n_parallel_builds"], path + ".n_parallel_builds", 1, 256);
-  if (j.contains("max_memory_mb")) m.max_memory_mb = integer(j["max_memory_mb"], path + ".max_memory_mb", 0, 1 << 24);
-  if (j.contains("rtol")) m.rtol = number(j["rtol"], path + ".rtol", 0, 1);
-  if (j.contains("atol")) m.atol = number(j["atol"], path + ".atol", 0, 1e3);
-  if (j.contains("slow_cutoff")) m.slow_cutoff = number(j["slow_cutoff"], path + ".slow_cutoff", 0, 1e9);
-  if (j.contains("quiet_wait_ms")) m.quiet_wait_ms = number(j["quiet_wait_ms"], path + ".quiet_wait_ms", 0, 1e6);
-  if (j.contains("node_timeout_s")) m.node_timeout_s = number(j["node_timeout_s"], path + ".node_timeout_s", 0.5, 1e5);
-  return m;
+MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::string& path, MeasureOptions defaults,
+                                         std::set<std::string>* given) {
+  return table().parse(j, path, defaults, given);
 }
 
-nlohmann::json measure_options_to_json(const MeasureOptions& m) {
-  return {{"repeat", m.repeat}, {"min_repeat_ms", m.min_repeat_ms}, {"flush_cache", m.flush_cache},
-          {"build_timeout_s", m.build_timeout_s}, {"run_timeout_s", m.run_timeout_s},
-          {"n_parallel_builds", m.n_parallel_builds}, {"max_memory_mb", m.max_memory_mb},
-          {"rtol", m.rtol}, {"atol", m.atol}, {"slow_cutoff", m.slow_cutoff},
-          {"node_timeout_s", m.node_timeout_s}, {"quiet_wait_ms", m.quiet_wait_ms}};
-}
+nlohmann::json measure_options_to_json(const MeasureOptions& m) { return table().to_json(m); }
+
+std::string measure_options_doc(const std::string& prefix) { return table().doc_rows(prefix); }
 
 }  // namespace loom

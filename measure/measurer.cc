@@ -97,7 +97,7 @@ std::map<int, std::string> faults_from_env() {
 }  // namespace
 
 int64_t worker_memory_limit_mb(const Task& task, const MeasureOptions& opts) {
-  return task.target.kind == "cuda" ? 0 : opts.max_memory_mb;
+  return task.target.is_gpu() ? 0 : opts.max_memory_mb;
 }
 
 std::string find_worker_executable() {
@@ -153,8 +153,6 @@ std::vector<MeasureResult> Measurer::measure_steps(const Task& task,
   stats_ = MeasureBatchStats{};
   stats_.candidates = static_cast<int>(steps.size());
   if (!task.dag) throw LoomError("measure: task has no DAG");
-  if (task.target.kind != "cpu" && task.target.kind != "cuda")
-    throw LoomError("measure: unknown target kind " + task.target.kind);  // cuda: worker/gpu_session.cc
   // The candidates run in worker processes, but this process's own threads
   // share the CPU with them: a library's pool that keeps spinning after a
   // call (LibTorch's OpenBLAS after the search, a baseline before) would

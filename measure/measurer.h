@@ -23,6 +23,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -101,10 +102,13 @@ struct MeasureOptions {
 };
 
 // The "measure" object of a config (every key optional, unknown keys are
-// errors naming `path`) and its echo; experiments/README.md documents each.
+// errors naming `path`; `given` receives the keys it holds), its echo, and
+// its docs table's rows (`loom config doc`), from one table
+// (measure_options.cc).
 MeasureOptions measure_options_from_json(const nlohmann::json& j, const std::string& path,
-                                         MeasureOptions defaults = {});
+                                         MeasureOptions defaults = {}, std::set<std::string>* given = nullptr);
 nlohmann::json measure_options_to_json(const MeasureOptions& m);
+std::string measure_options_doc(const std::string& prefix = "measure.");
 
 // Totals of the last measure() call, for progress lines and benchmarks.
 struct MeasureBatchStats {

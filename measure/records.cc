@@ -195,25 +195,8 @@ ProgramCost best_program(const std::vector<MeasureRecord>& records, const std::s
   return ranked.empty() ? ProgramCost{} : ranked.front();
 }
 
-std::vector<MeasureRecord> distill(const std::vector<MeasureRecord>& records) {
-  std::vector<std::string> order;
-  for (const auto& r : records)
-    if (r.result.ok() && std::find(order.begin(), order.end(), r.task_key()) == order.end())
-      order.push_back(r.task_key());
-  std::vector<MeasureRecord> out;
-  for (const auto& k : order)
-    if (const MeasureRecord* best = best_program(records, k).record) out.push_back(*best);
-  return out;
-}
-
 std::string measure_key(const std::string& task_key, const nlohmann::json& steps) {
   return task_key + "|" + steps.dump();
-}
-
-std::unordered_set<std::string> measured_set(const std::vector<MeasureRecord>& records) {
-  std::unordered_set<std::string> out;
-  for (const auto& r : records) out.insert(measure_key(r.task_key(), r.steps));
-  return out;
 }
 
 }  // namespace loom

@@ -97,14 +97,8 @@ struct ProgramCost {
 std::vector<ProgramCost> ranked_programs(const std::vector<MeasureRecord>& records, const std::string& task_key);
 // The best of them; record == nullptr if the task has no valid record.
 ProgramCost best_program(const std::vector<MeasureRecord>& records, const std::string& task_key);
-// The latest record of each task's best program, in order of the tasks'
-// first appearance.
-std::vector<MeasureRecord> distill(const std::vector<MeasureRecord>& records);
 
 // Identity of a measurement for resuming: task key + steps.
 std::string measure_key(const std::string& task_key, const nlohmann::json& steps);
-// Every (task, steps) already in the log, errors included (a candidate that
-// crashed need not be measured again).
-std::unordered_set<std::string> measured_set(const std::vector<MeasureRecord>& records);
 
 }  // namespace loom

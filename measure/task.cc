@@ -3,63 +3,10 @@
 #include <climits>
 #include <sstream>
 
-#include "codegen/host_cpu.h"
 #include "ir/error.h"
 #include "ir/workload_registry.h"
 
 namespace loom {
-
-Target Target::parse(const std::string& s) {
-  std::istringstream in(s);
-  Target t;
-  if (!(in >> t.kind)) throw LoomError("target: empty target string");
-  if (t.kind != "cpu" && t.kind != "cuda")
-    throw LoomError("target: unknown kind '" + t.kind + "' (expected cpu or cuda)");
-  std::string opt;
-  while (in >> opt) {
-    auto eq = opt.find('=');
-    std::string key = opt.substr(0, eq), val = eq == std::string::npos ? "" : opt.substr(eq + 1);
-    if (key == "-threads" && t.kind == "cpu") {
-      try {
-        size_t used = 0;
-        t.threads = std::stoi(val, &used);
-        if (used != val.size() || t.threads < 1) throw std::invalid_argument("bad");
-      } catch (const std::exception&) {
-        throw LoomError("target: -threads expects a positive integer, got '" + val + "'");
-      }
-    } else if (key == "-isa" && t.kind == "cpu") {
-      if (val != "avx512" && val != "avx2" && val != "sse4")
-        throw LoomError("target: -isa expects avx512, avx2 or sse4, got '" + val + "'");
-      t.isa = val;
-    } else if (key == "-arch" && t.kind == "cuda") {
-      if (val.rfind("sm_", 0) != 0) throw LoomError("target: -arch expects sm_NN, got '" + val + "'");
-      t.arch = val;
-    } else {
-      throw LoomError("target: unknown option '" + opt + "' for " + t.kind);
-    }
-  }
-  if (t.kind == "cuda" && t.arch.empty()) t.arch = "sm_90";
-  return t;
-}
-
-std::string Target::to_string() const {
-  std::string s = kind;
-  if (kind == "cpu") {
-    s += " -threads=" + std::to_string(threads);
-    if (!isa.empty()) s += " -isa=" + isa;
-  } else {
-    s += " -arch=" + arch;
-  }
-  return s;
-}
-
-int Target::vector_width() const {
-  if (kind != "cpu") return 1;
-  if (isa == "avx512") return 16;
-  if (isa == "avx2") return 8;
-  if (isa == "sse4") return 4;
-  return host_vector_width();
-}
 
 namespace {
 
@@ -75,7 +22,7 @@ void check_sizes(const Task& t) {
       if (__builtin_mul_overflow(n, d, &n))
         throw LoomError(what + ": tensor " + op->name + " has more than 2^63 elements");
     }
-    if (t.target.kind == "cuda" && n > INT32_MAX)
+    if (t.target.is_gpu() && n > INT32_MAX)
       throw LoomError(what + ": tensor " + op->name + " has " + std::to_string(n) +
                       " elements, more than the 2^31 - 1 that CUDA kernels' 32-bit indices reach");
   }

@@ -10,23 +10,9 @@
 
 #include "ir/compute_dag.h"
 #include "ir/workload_registry.h"
+#include "measure/target.h"
 
 namespace loom {
-
-// "cpu -threads=1 -isa=avx512" or "cuda -arch=sm_90".
-struct Target {
-  std::string kind = "cpu";  // cpu | cuda
-  int threads = 1;           // cpu
-  std::string isa;           // cpu: the vector width's name, avx512 | avx2 | sse4 ("" = the host's)
-  std::string arch;          // cuda, e.g. sm_90
-  static Target parse(const std::string& s);  // throws LoomError naming the bad part
-  std::string to_string() const;
-  // Floats per vector of a CPU target: avx512 16, avx2 8, sse4 4, or the
-  // host's without -isa. The sketch rules decide with it and the LLVM backend
-  // emits vectors of it (1 for cuda); the code is still compiled for the
-  // host's CPU features.
-  int vector_width() const;
-};
 
 struct Task {
   std::string workload;    // a WorkloadKind's name (ir/workload_registry.h)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs the whole test suite (GoogleTest via ctest). Long property runs are
-# behind LOOM_LONG_TESTS=1.
+# Runs the test suite (GoogleTest and script checks via ctest). Tests carry
+# one ctest label: fast, slow, gpu (skip without CUDA / a device) or long
+# (exhaustive property runs). Without a -L/-LE of the caller's, every test
+# but the long ones runs; `scripts/test.sh -L long` runs those.
 #
 #   scripts/test.sh [CTEST_ARGS...]              build/ (what CI runs)
 #   scripts/test.sh --sanitize [CTEST_ARGS...]   build-sanitize/: clang-14 with
@@ -21,4 +23,8 @@ if [ "${1:-}" = "--sanitize" ]; then
   source scripts/sanitize_build.sh
 fi
 cmake --build "$build" -j "$jobs" >/dev/null
-ctest --test-dir "$build" --output-on-failure -j "${LOOM_TEST_JOBS:-2}" "$@"
+labels=(-LE long)
+for a in "$@"; do
+  case "$a" in -L | -LE | --label-regex | --label-exclude) labels=() ;; esac
+done
+ctest --test-dir "$build" --output-on-failure -j "${LOOM_TEST_JOBS:-2}" "${labels[@]}" "$@"

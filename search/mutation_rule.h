@@ -40,9 +40,13 @@ std::vector<WeightedMutation> cpu_mutation_rules();
 // Ansor's GPU weights: tile size 0.90, auto-unroll 0.10.
 std::vector<WeightedMutation> gpu_mutation_rules();
 
+// Rules the search policy applies to the best measured states each round
+// to propose their neighbours without the model (search/search_policy.cc),
+// in turn: CPU the innermost length, GPU none.
+std::vector<std::shared_ptr<const MutationRule>> cpu_neighbour_rules();
+std::vector<std::shared_ptr<const MutationRule>> gpu_neighbour_rules();
+
 std::shared_ptr<const MutationRule> make_tile_size_mutation();
-// Not in the lists: the search policy applies it to the best measured
-// states (search/search_policy.cc).
 std::shared_ptr<const MutationRule> make_innermost_length_mutation();
 std::shared_ptr<const MutationRule> make_compute_location_mutation();
 std::shared_ptr<const MutationRule> make_auto_unroll_mutation();

@@ -13,7 +13,7 @@ SketchTask make_sketch_task(const Task& task, const SketchSettings& settings) {
   st.dag = task.dag;
   st.threads = task.target.threads;
   st.vector_width = task.target.vector_width();
-  st.is_gpu = task.target.kind == "cuda";
+  st.is_gpu = task.target.is_gpu();
   st.settings = settings;
   return st;
 }
@@ -76,28 +76,29 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score, const s
   sample_seconds_ = seconds_since(t0);
   population.insert(population.end(), fresh.begin(), fresh.end());
 
-  // Besides the model's picks: neighbours of the best measured states by one
-  // innermost length (CPU; as many as half the eps-greedy share, rounded
-  // up), chosen without the model. A model ranks low the tiles it has not
-  // seen measured, so the search never proposes them: a 512^3 matmul's
-  // register tiles of 6 or 7 rows x 64 (24-28 accumulators, no divisor of
-  // 512 gives them) ran 13-17% faster than its best power-of-two tile
-  // (8 x 32), and only this found them. They come out of the model's share:
-  // taken from the random samples, they cost a grouped conv's search 13%.
+  // Besides the model's picks: neighbours of the best measured states by the
+  // target's neighbour rules (CPU: one innermost length; as many as half the
+  // eps-greedy share, rounded up), chosen without the model. A model ranks
+  // low the tiles it has not seen measured (register tiles no divisor of the
+  // extent gives), so the search would never propose them. They come out of
+  // the model's share rather than the random samples' (measured in
+  // docs/results/2026-12-03-register-tile-neighbour-xeon.md).
+  static const auto cpu_neighbours = cpu_neighbour_rules();
+  static const auto gpu_neighbours = gpu_neighbour_rules();
+  const auto& neighbour_rules = sketch_policy_.task().is_gpu ? gpu_neighbours : cpu_neighbours;
   const int n_random = static_cast<int>(n * settings_.eps_greedy);
-  const int n_neighbours = sketch_policy_.task().is_gpu ? 0 : (n_random + 1) / 2;
+  const int n_neighbours = neighbour_rules.empty() ? 0 : (n_random + 1) / 2;
   const int n_model = std::max(0, n - static_cast<int>(out.size()) - n_random - n_neighbours);
   // Twice as many as wanted: some may make a loop nest measured already.
   int model_taken = 0;
   for (State& s : evolution_.run(population, score, 2 * n_model, measured_, rng_))
     if (model_taken < n_model && take(std::move(s))) ++model_taken;
   if (n_neighbours > 0) {
-    static const auto rule = make_innermost_length_mutation();
     MutationContext ctx{sketch_policy_.task(), rng_};
     const int top = std::min<int>(4, static_cast<int>(measured_good_.size()));
     for (int k = 0, added = 0; top > 0 && k < 8 * n_neighbours && added < n_neighbours &&
                                static_cast<int>(out.size()) < n; ++k) {
-      auto m = rule->apply(measured_good_[k % top].second, ctx);
+      auto m = neighbour_rules[k % neighbour_rules.size()]->apply(measured_good_[k % top].second, ctx);
       if (m && take(std::move(*m))) ++added;
     }
   }

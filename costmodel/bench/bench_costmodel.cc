@@ -7,7 +7,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/features.h"
 #include "ir/lower.h"
-#include "ir/workloads/matmul_schedules.h"
+#include "tests/support/matmul_schedules.h"
 
 namespace loom {
 namespace {

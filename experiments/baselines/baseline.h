@@ -63,6 +63,29 @@ std::vector<BaselineResult> run_cublas_baselines(const Task& task, const TimingO
 std::vector<BaselineResult> run_cudnn_baselines(const Task& task, const TimingOptions& timing,
                                                 const TensorMap& inputs, const TensorMap& reference);
 
+// ---- the list of libraries (baselines/registry.cc) --------------------------
+
+using BaselineRunner = std::vector<BaselineResult> (*)(const Task& task, const TimingOptions& timing,
+                                                       const TensorMap& inputs, const TensorMap& reference);
+
+// A library as a per-operator baseline. A new library is one file defining
+// its runner and one row of the list.
+struct OperatorBaseline {
+  const char* name;  // as configs name it: "onednn"
+  bool gpu;          // it runs tasks of GPU targets (else of CPU targets)
+  BaselineRunner run;
+  // Runs it when `target` is its kind, else gives one unsupported result.
+  std::vector<BaselineResult> run_for(const Task& task, const TimingOptions& timing, const TensorMap& inputs,
+                                      const TensorMap& reference) const;
+};
+
+// Every library, in the order `loom baseline` runs them.
+const std::vector<OperatorBaseline>& operator_baselines();
+// nullptr if unknown.
+const OperatorBaseline* find_operator_baseline(const std::string& name);
+// "onednn, openblas, cublas or cudnn" (for messages).
+std::string operator_baseline_names();
+
 // ---- shared by the library files -------------------------------------------
 
 // Runs `run` once, checks output() against `want`, then times `run` with the

@@ -31,12 +31,9 @@ int baseline_verb(const Args& args) {
               tf.task.target.to_string().c_str(), dag.flop_count() / 1e9);
   int rc = kExitOk;
   std::vector<BaselineResult> results;
-  if (tf.task.target.kind == "cuda") {  // GPU target: the CUDA libraries
-    results = run_cublas_baselines(tf.task, timing, inputs, ref);
-    for (auto& r : run_cudnn_baselines(tf.task, timing, inputs, ref)) results.push_back(std::move(r));
-  } else {
-    results = run_onednn_baselines(tf.task, timing, inputs, ref);
-    for (auto& r : run_openblas_baselines(tf.task, timing, inputs, ref)) results.push_back(std::move(r));
+  for (const OperatorBaseline& b : operator_baselines()) {  // the libraries of the task's target kind
+    if (b.gpu != tf.task.target.is_gpu()) continue;
+    for (auto& r : b.run(tf.task, timing, inputs, ref)) results.push_back(std::move(r));
   }
   for (const auto& r : results) {
     if (!r.supported) {

@@ -14,8 +14,8 @@ namespace loom {
 namespace {
 
 // What must be equal for two nodes' timings of a task to compare.
-std::string kind_key(const MachineKind& m, const std::string& target_kind) {
-  return target_kind == "cuda" ? m.gpu : m.cpu + "|" + m.isa + "|" + std::to_string(m.cores);
+std::string kind_key(const MachineKind& m, const Target& target) {
+  return target.is_gpu() ? m.gpu : m.cpu + "|" + m.isa + "|" + std::to_string(m.cores);
 }
 
 std::string seconds_text(double s) { return std::to_string(static_cast<int>(s + 0.5)) + " s"; }
@@ -84,15 +84,16 @@ void DistributedMeasurer::lose(NodeInfo& node, const std::string& why) {
   print_("node " + node.name() + " lost: " + why);
 }
 
-const std::vector<int>& DistributedMeasurer::nodes_for(const std::string& target_kind) {
+const std::vector<int>& DistributedMeasurer::nodes_for(const Target& target) {
+  const std::string& target_kind = target.kind;
   auto it = kinds_.find(target_kind);
   if (it != kinds_.end()) return it->second;
   std::map<std::string, std::vector<int>> groups;
   std::vector<std::string> order;  // first appearance, by rank
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const NodeInfo& node = nodes_[i];
-    if (node.lost || !node.machine.known() || (target_kind == "cuda" && node.machine.gpu.empty())) continue;
-    const std::string key = kind_key(node.machine, target_kind);
+    if (node.lost || !node.machine.known() || (target.is_gpu() && node.machine.gpu.empty())) continue;
+    const std::string key = kind_key(node.machine, target);
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(static_cast<int>(i));
   }
@@ -108,13 +109,13 @@ const std::vector<int>& DistributedMeasurer::nodes_for(const std::string& target
       for (int i : groups[key]) idle += "; " + nodes_[i].name() + " (" + nodes_[i].machine.name() + ") stays idle";
   const MachineKind& kind = nodes_[chosen.front()].machine;
   print_(target_kind + " tasks are measured on " + std::to_string(chosen.size()) + " node(s) of kind " +
-         (target_kind == "cuda" ? kind.gpu : kind.name()) + ": " + names + idle);
+         (target.is_gpu() ? kind.gpu : kind.name()) + ": " + names + idle);
   return kinds_[target_kind] = chosen;
 }
 
 std::vector<MeasureResult> DistributedMeasurer::measure_steps(const Task& task,
                                                               const std::vector<nlohmann::json>& steps) {
-  const std::vector<int>& eligible = nodes_for(task.target.kind);
+  const std::vector<int>& eligible = nodes_for(task.target);
   const nlohmann::json task_json = task.to_json();
   double& best = best_by_task_[task.key()];
   const int per_share = std::max(1, opts_.n_parallel_builds);

@@ -53,9 +53,9 @@ class DistributedMeasurer : public CandidateMeasurer {
   const std::vector<NodeInfo>& nodes() const { return nodes_; }
 
  private:
-  // Indices into nodes_ of the kind that measures tasks of `target_kind`
+  // Indices into nodes_ of the kind that measures tasks of `target`'s kind
   // (chosen at its first task and kept), lost ones included.
-  const std::vector<int>& nodes_for(const std::string& target_kind);
+  const std::vector<int>& nodes_for(const Target& target);
   void lose(NodeInfo& node, const std::string& why);
 
   Transport& t_;

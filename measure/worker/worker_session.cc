@@ -95,7 +95,7 @@ bool WorkerSession::handle(const nlohmann::json& req, const Reply& reply) {
     reply({{"type", "loaded"}, {"id", req.value("id", -1)}});
     return true;
   }
-  const bool gpu = task_.dag && task_.target.kind == "cuda";
+  const bool gpu = task_.dag && task_.target.is_gpu();
   if (type == "build") return gpu ? gpu_.build_and_check(task_, ref_, req, reply) : build_and_check(req, reply);
   if (type == "time") return gpu ? gpu_.time(req, reply) : time(req, reply);
   reply(error_reply(req.value("id", -1), "build_error", "worker: unknown request type '" + type + "'"));

@@ -1,5 +1,6 @@
-// The CPU and GPU mutation lists with Ansor's weights. Adding a rule means adding one
-// line here and one file beside this one.
+// The CPU and GPU mutation lists with Ansor's weights, and the neighbour
+// rules the search policy applies to the best measured states. Adding a rule
+// means adding one line here and one file beside this one.
 #include "search/mutation_rule.h"
 
 namespace loom {
@@ -20,5 +21,9 @@ std::vector<WeightedMutation> gpu_mutation_rules() {
       {make_auto_unroll_mutation(), 0.10},
   };
 }
+
+std::vector<std::shared_ptr<const MutationRule>> cpu_neighbour_rules() { return {make_innermost_length_mutation()}; }
+
+std::vector<std::shared_ptr<const MutationRule>> gpu_neighbour_rules() { return {}; }
 
 }  // namespace loom

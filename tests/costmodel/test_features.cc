@@ -6,7 +6,7 @@
 #include "costmodel/features.h"
 #include "ir/lower.h"
 #include "measure/task.h"
-#include "ir/workloads/matmul_schedules.h"
+#include "tests/support/matmul_schedules.h"
 
 namespace loom {
 namespace {

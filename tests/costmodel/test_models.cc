@@ -12,7 +12,7 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/metrics.h"
 #include "ir/error.h"
-#include "ir/workloads/matmul_schedules.h"
+#include "tests/support/matmul_schedules.h"
 #include "measure/machine.h"
 
 namespace loom {

@@ -8,7 +8,7 @@
 
 #include "costmodel/transfer_eval.h"
 #include "ir/error.h"
-#include "ir/workloads/matmul_schedules.h"
+#include "tests/support/matmul_schedules.h"
 
 namespace loom {
 namespace {

@@ -1,6 +1,6 @@
 // Helpers shared by the GPU tests: random GPU states of a workload (all, or
-// only those with a cross-thread reduction), and the long-mode switch
-// (LOOM_LONG_TESTS=1), and REQUIRE_NVRTC() for tests that compile CUDA.
+// only those with a cross-thread reduction), and REQUIRE_NVRTC() for tests
+// that compile CUDA. Suites named *Long run more programs (ctest label long).
 #pragma once
 
 #include <algorithm>
@@ -26,11 +26,6 @@
   } while (0)
 
 namespace loom::testing {
-
-inline bool long_tests() {
-  const char* v = std::getenv("LOOM_LONG_TESTS");
-  return v && std::string(v) == "1";
-}
 
 inline SketchTask gpu_task(const std::string& workload, const nlohmann::json& params) {
   SketchTask t;

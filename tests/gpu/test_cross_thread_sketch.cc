@@ -116,8 +116,7 @@ TEST(GpuCrossThreadAnnotation, StatesReplayFromTheirJson) {
   }
 }
 
-TEST(GpuCrossThreadStates, ComputeTheReferenceSerially) {
-  const int n = testing::long_tests() ? 12 : 4;
+void check_compute_the_reference_serially(int n) {
   const std::vector<std::pair<std::string, nlohmann::json>> cases = {
       {"norm", {{"M", 7}, {"N", 9}}},
       {"norm", {{"M", 37}, {"N", 53}}},
@@ -133,6 +132,11 @@ TEST(GpuCrossThreadStates, ComputeTheReferenceSerially) {
       EXPECT_EQ(testing::check_with_c_backend(s), "") << w << " " << params.dump() << ": " << s.steps_json().dump();
   }
 }
+
+TEST(GpuCrossThreadStates, ComputeTheReferenceSerially) { check_compute_the_reference_serially(4); }
+
+// ctest label long: more programs.
+TEST(GpuCrossThreadStatesLong, ComputeTheReferenceSerially) { check_compute_the_reference_serially(12); }
 
 TEST(GpuCrossThreadStates, AnyThreadCountComputesTheReferenceSerially) {
   // A tile-size mutation may leave a count that is not a power of two.

@@ -83,10 +83,9 @@ TEST(CudaNvrtc, CompilesAHandWrittenKernel) {
   EXPECT_THROW(compile_cuda_to_ptx("this is not CUDA", "sm_90"), LoomError);
 }
 
-TEST(CudaNvrtc, EverySuiteWorkloadCompilesForSm90) {
+void check_every_suite_workload_compiles_for_sm90(int n) {
   REQUIRE_NVRTC();
   const bool have_ptxas = !ptxas_path().empty();
-  const int n = testing::long_tests() ? 48 : 12;
   for (const WorkloadInfo& w : workload_registry()) {
     auto t0 = std::chrono::steady_clock::now();
     auto states = testing::gpu_states(w.name, nlohmann::json::object(), n, 2024);
@@ -127,6 +126,11 @@ TEST(CudaNvrtc, EverySuiteWorkloadCompilesForSm90) {
                 states.size(), kernels.size(), max_regs, static_cast<long long>(max_smem), dt);
   }
 }
+
+TEST(CudaNvrtc, EverySuiteWorkloadCompilesForSm90) { check_every_suite_workload_compiles_for_sm90(12); }
+
+// ctest label long: more programs.
+TEST(CudaNvrtcLong, EverySuiteWorkloadCompilesForSm90) { check_every_suite_workload_compiles_for_sm90(48); }
 
 }  // namespace
 }  // namespace loom

@@ -44,27 +44,30 @@ std::string run_on_device(CudaDevice& dev, const State& s, uint64_t seed) {
   return "";
 }
 
-TEST(CudaDevice, SuiteWorkloadsMatchTheReference) {
+void check_suite_workloads_match_the_reference(int n) {
   REQUIRE_DEVICE(dev);
   std::printf("  device: %s (sm_%d)\n", dev->name().c_str(), dev->compute_capability());
-  const int n = testing::long_tests() ? 24 : 6;
   for (const WorkloadInfo& w : workload_registry()) {
     for (const State& s : testing::gpu_states(w.name, w.small_params, n, 31))
       EXPECT_EQ(run_on_device(*dev, s, 3), "") << w.name << ": " << s.steps_json().dump();
   }
 }
 
+TEST(CudaDevice, SuiteWorkloadsMatchTheReference) { check_suite_workloads_match_the_reference(6); }
+
+// ctest label long: more programs.
+TEST(CudaDeviceLong, SuiteWorkloadsMatchTheReference) { check_suite_workloads_match_the_reference(24); }
+
 // Cross-thread reductions (block allreduce): sum, max and min, fused with
 // their consumer or not, thread counts from the annotation and odd ones (a
 // partial last warp, fewer threads than a warp).
-TEST(CudaDevice, CrossThreadReductionsMatchTheReference) {
+void check_cross_thread_reductions_match_the_reference(int n) {
   REQUIRE_DEVICE(dev);
   const std::vector<std::pair<std::string, nlohmann::json>> cases = {
       {"norm", {{"M", 37}, {"N", 53}}},          {"norm", {{"M", 1024}, {"N", 1024}}},
       {"softmax", {{"M", 5}, {"N", 300}}},        {"softmax", {{"M", 64}, {"N", 1000}}},
       {"matmul", {{"M", 4}, {"N", 4}, {"K", 4096}}}, {"dense_bias_relu", {{"M", 2}, {"N", 8}, {"K", 4096}}},
   };
-  const int n = testing::long_tests() ? 12 : 4;
   for (const auto& [w, params] : cases) {
     auto states = testing::cross_thread_states(w, params, n, 13);
     EXPECT_FALSE(states.empty()) << w;
@@ -79,6 +82,11 @@ TEST(CudaDevice, CrossThreadReductionsMatchTheReference) {
   for (const State& s : testing::cross_thread_states(testing::min_reduce_task(6, 500), n, 13))
     EXPECT_EQ(run_on_device(*dev, s, 3), "") << "min: " << s.steps_json().dump();
 }
+
+TEST(CudaDevice, CrossThreadReductionsMatchTheReference) { check_cross_thread_reductions_match_the_reference(4); }
+
+// ctest label long: more programs.
+TEST(CudaDeviceLong, CrossThreadReductionsMatchTheReference) { check_cross_thread_reductions_match_the_reference(12); }
 
 TEST(CudaDevice, FullSizeMatmulMatchesTheReference) {
   REQUIRE_DEVICE(dev);

@@ -40,8 +40,7 @@ TEST(GpuSketch, SampledStatesRespectLimits) {
   }
 }
 
-TEST(GpuSketch, SampledStatesComputeTheReferenceSerially) {
-  const int n = testing::long_tests() ? 24 : 6;
+void check_sampled_states_compute_the_reference_serially(int n) {
   for (const WorkloadInfo& w : workload_registry()) {
     auto states = testing::gpu_states(w.name, w.small_params, n, 11);
     ASSERT_FALSE(states.empty()) << w.name;
@@ -49,6 +48,11 @@ TEST(GpuSketch, SampledStatesComputeTheReferenceSerially) {
       EXPECT_EQ(testing::check_with_c_backend(s), "") << w.name << ": " << s.steps_json().dump();
   }
 }
+
+TEST(GpuSketch, SampledStatesComputeTheReferenceSerially) { check_sampled_states_compute_the_reference_serially(6); }
+
+// ctest label long: more programs.
+TEST(GpuSketchLong, SampledStatesComputeTheReferenceSerially) { check_sampled_states_compute_the_reference_serially(24); }
 
 }  // namespace
 }  // namespace loom

@@ -70,8 +70,7 @@ TEST(VirtualThreads, TheInterleavedMatmulComputesTheReference) {
   EXPECT_EQ(compare_outputs(got.at("C"), ref.at("C")), "") << to_string(g);
 }
 
-TEST(VirtualThreads, SampledStatesOfEveryWorkloadComputeTheReference) {
-  const int n = testing::long_tests() ? 24 : 6;
+void check_sampled_states_of_every_workload_compute_the_reference(int n) {
   int with_vthreads = 0;
   for (const WorkloadInfo& w : workload_registry()) {
     for (const State& s : testing::gpu_states(w.name, w.small_params, n, 23)) {
@@ -88,6 +87,11 @@ TEST(VirtualThreads, SampledStatesOfEveryWorkloadComputeTheReference) {
   }
   EXPECT_GT(with_vthreads, 10);
 }
+
+TEST(VirtualThreads, SampledStatesOfEveryWorkloadComputeTheReference) { check_sampled_states_of_every_workload_compute_the_reference(6); }
+
+// ctest label long: more programs.
+TEST(VirtualThreadsLong, SampledStatesOfEveryWorkloadComputeTheReference) { check_sampled_states_of_every_workload_compute_the_reference(24); }
 
 }  // namespace
 }  // namespace loom

@@ -5,7 +5,7 @@
 // the fused subgraphs are checked with the C backend; small convs also with
 // a vector width that makes their channels the vector axis.
 //
-// LOOM_LONG_TESTS=1 samples many more states per workload (nightly).
+// SampledProgramsLong (ctest label long) samples 25 times the states per workload.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -77,15 +77,8 @@ std::vector<Case> cases() {
   return out;
 }
 
-int states_per_case() {
-  const char* longmode = std::getenv("LOOM_LONG_TESTS");
-  return longmode && std::string(longmode) == "1" ? 400 : 16;
-}
-
-class SampledPrograms : public ::testing::TestWithParam<Case> {};
-
-TEST_P(SampledPrograms, MatchTheReference) {
-  const Case& c = GetParam();
+// `n` sampled programs of the case, each checked against the reference.
+void check_sampled_programs(const Case& c, int n) {
   SketchTask task = testing::sketch_task(c.workload, c.params, c.threads);
   task.vector_width = c.vector_width;
   if (!c.constants.empty()) {
@@ -95,7 +88,7 @@ TEST_P(SampledPrograms, MatchTheReference) {
   }
   SketchPolicy policy(task);
   std::mt19937_64 rng(std::hash<std::string>()(c.name));
-  std::vector<State> states = policy.sample(states_per_case(), rng);
+  std::vector<State> states = policy.sample(n, rng);
   ASSERT_FALSE(states.empty());
   int failures = 0;
   for (const State& s : states) {
@@ -129,7 +122,15 @@ TEST_P(SampledPrograms, MatchTheReference) {
   }
 }
 
+class SampledPrograms : public ::testing::TestWithParam<Case> {};
+TEST_P(SampledPrograms, MatchTheReference) { check_sampled_programs(GetParam(), 16); }
 INSTANTIATE_TEST_SUITE_P(Registry, SampledPrograms, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// ctest label long: 25 times the programs.
+class SampledProgramsLong : public ::testing::TestWithParam<Case> {};
+TEST_P(SampledProgramsLong, MatchTheReference) { check_sampled_programs(GetParam(), 400); }
+INSTANTIATE_TEST_SUITE_P(Registry, SampledProgramsLong, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
