@@ -28,7 +28,7 @@
 #include "codegen/llvm/llvm_jit.h"
 #include "experiments/network_report.h"
 #include "experiments/verbs.h"
-#include "graph/executor/executor.h"
+#include "network/executor.h"
 #include "graph/interpreter.h"
 #include "graph/onnx_import.h"
 #include "graph/tasks.h"

@@ -18,7 +18,7 @@
 
 #include <unistd.h>
 
-#include "graph/executor/executor.h"
+#include "network/executor.h"
 #include "graph/graph.h"
 #include "graph/interpreter.h"
 #include "graph/onnx_import.h"

@@ -1,7 +1,7 @@
 // ONNX Runtime as a network baseline: one InferenceSession of an ONNX file
 // (CPU, graph optimizations on, the given intra-op threads), driven by
 // `loom network run` and `loom report` over stdin/stdout, one JSON object
-// per line each way (experiments/baselines/onnxruntime_network.cc).
+// per line each way (network/baselines/onnxruntime_network.cc).
 //
 //   node onnxruntime_runner.js PACKAGE_DIR MODEL.onnx THREADS
 //

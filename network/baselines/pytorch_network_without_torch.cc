@@ -1,6 +1,6 @@
 // The PyTorch network baseline in a build without LibTorch
 // (-DLOOM_WITH_TORCH=OFF): loading a model is an error that says so.
-#include "experiments/baselines/pytorch_network.h"
+#include "network/baselines/pytorch_network.h"
 #include "ir/error.h"
 
 namespace loom {

@@ -1,4 +1,4 @@
-#include "graph/executor/default_schedule.h"
+#include "network/default_schedule.h"
 
 #include "ir/error.h"
 

@@ -1,6 +1,6 @@
 // Runs a whole network on the CPU from one compiled kernel per fused group:
 // each task's best program in a records log, or its default schedule
-// (graph/executor/default_schedule.h) when the log has none. Intermediate
+// (network/default_schedule.h) when the log has none. Intermediate
 // values live in buffers reused once their last reader has run (the memory
 // plan); graph inputs and constants are read in place.
 //

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/baselines/pytorch_network.h"  // TorchTensor: a shape and float data
+#include "network/baselines/pytorch_network.h"  // TorchTensor: a shape and float data
 
 namespace loom {
 

@@ -1,4 +1,4 @@
-#include "experiments/baselines/onnxruntime_network.h"
+#include "network/baselines/onnxruntime_network.h"
 
 #include <cerrno>
 #include <csignal>

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "graph/executor/default_schedule.h"
-#include "graph/executor/executor.h"
+#include "network/default_schedule.h"
+#include "network/executor.h"
 #include "graph/interpreter.h"
 #include "ir/reference.h"
 #include "measure/records.h"

@@ -1,4 +1,4 @@
-#include "experiments/baselines/pytorch_network.h"
+#include "network/baselines/pytorch_network.h"
 
 #include <torch/script.h>
 #include <torch/torch.h>

@@ -1,11 +1,11 @@
-#include "graph/executor/executor.h"
+#include "network/executor.h"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 
 #include "codegen/llvm/llvm_jit.h"
-#include "graph/executor/default_schedule.h"
+#include "network/default_schedule.h"
 #include "ir/error.h"
 #include "ir/lower.h"
 #include "measure/measurer.h"
