@@ -76,13 +76,12 @@ struct ThreadPool::Impl {
   // chunk counters, then publishes them with `generation` (release); a
   // worker spinning on `generation` (acquire) reads them, runs its chunks and
   // counts itself out of `pending`. The caller writes the next job only once
-  // every worker is out, so no worker reads a job while it changes. On two
-  // cores of a Zen 5 a cache line moves between the cores in about 0.23 us,
-  // and each one a region touches on both cores costs that: the job shares
-  // its line with the generation, `pending`, `sleepers` and each chunk
-  // counter have their own, and no mutex is taken on the way in (an empty
-  // region took 2.9-3.5 us with a mutex-guarded job and getpid() per call,
-  // 0.50-0.63 us so). A worker
+  // every worker is out, so no worker reads a job while it changes. Each
+  // cache line a region touches on both cores costs a transfer between
+  // them, so the job shares its line with the generation, `pending`,
+  // `sleepers` and each chunk counter have their own, and no mutex is taken
+  // on the way in (docs/results/2026-12-05-parallel-region-dispatch-zen5.md
+  // measured both). A worker
   // that found no region for a while sleeps on `cv`; the caller takes `mu`
   // and notifies only when one does.
   struct alignas(64) {

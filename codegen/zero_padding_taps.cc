@@ -293,8 +293,7 @@ class PaddingTaps {
       pmax += std::max<int64_t>(0, span);
     }
     // A loop emitted unrolled is left alone: its copies would multiply the
-    // code, and its steps would no longer fit the unrolling limit (a
-    // depthwise conv whose rows were unrolled ran 25% slower).
+    // code, and its steps would no longer fit the unrolling limit.
     if (outer >= tap_depth || !(spatial.count(stack[outer].var->var_id) || outer < alloc_depth) ||
         unrolled_at_emission(stack[outer].stmt, stack[outer].unroll_limit) ||
         pmax - pmin > 1 << 16 || versioned_.count(stack[outer].stmt.get()) ||

@@ -36,8 +36,7 @@ const std::string& select_openblas_kernels() {
   static const std::string note = [] {
     if (const char* chosen = std::getenv("OPENBLAS_CORETYPE")) {
       // The user's choice stands, but a result should say when it holds
-      // an AVX-512 CPU to narrower kernels (on a Zen 5 core, Haswell's
-      // sgemm ran at half the speed of SkylakeX's).
+      // an AVX-512 CPU to narrower kernels (much slower sgemm).
       const std::string core = openblas_core_name();
       if (!core.empty() && has_avx512() && !avx512_kernels(core))
         return "OPENBLAS_CORETYPE=" + std::string(chosen) + ": no AVX-512 kernels on this AVX-512 CPU";

@@ -2,8 +2,8 @@
 // openblas-pthread, the library the OpenBLAS baselines link too): one
 // library, one kernel choice per process. OpenBLAS 0.3.21 (Debian 12) does
 // not recognise newer CPUs (e.g. Intel family 6 model 207) and falls back to
-// its Prescott (SSE3) kernels, about 5x slower than its AVX-512 ones: the
-// MLP's inference took 28% of an evolutionary round in them. Unless the user
+// its Prescott (SSE3) kernels, several times slower than its AVX-512 ones
+// (docs/results/2026-11-30-idle-threads-blas.md). Unless the user
 // chose with OPENBLAS_CORETYPE, pick the kernels by ISA instead (SkylakeX
 // with AVX-512, Haswell with AVX2+FMA), exactly as OPENBLAS_CORETYPE would.
 // Idempotent and thread-safe; call before the first BLAS call (the MLP's

@@ -8,8 +8,8 @@
 // thread pool, whose idle workers keep spinning after the call, on the cores
 // the next measurement needs. Here the products are AVX-512 register tiles
 // where the CPU has it (a portable loop nest otherwise), on the calling
-// thread only. On a Zen 5 core, 2,048 matmul states (about 6,000 statement
-// rows, 5 members): 26 ms in LibTorch on one thread with the AVX2 kernels.
+// thread only (measured against LibTorch in
+// docs/results/2026-12-04-mlp-inference-zen5.md).
 #pragma once
 
 #include <cstddef>

@@ -29,22 +29,20 @@ struct MlpSettings {
   double dropout = 0.1;           // dropout after each hidden layer while training
   // Weight averaging: each member also tries the mean of the weights of the
   // epochs within this many of its best one and keeps it if it ranks its
-  // validation programs better (0 = off). On 18,900 measured programs: +0.003
-  // pairwise accuracy on held-out records (3 and 8 alike).
+  // validation programs better (0 = off;
+  // docs/results/2026-11-30-costmodel-data-weight-averaging.md).
   int average_epochs = 5;
   // Program head: the sum of a program's statement vectors (the last hidden
   // layer) through this many Linear(hidden)+ReLU layers and a Linear(1),
   // added to the sum of the statements' outputs (0 = the plain sum). It sees
-  // the statements together (a packing copy and the kernel that reads it):
-  // on 18,900 measured programs +0.005 / +0.001 pairwise accuracy on held-out
-  // records (two splits), which took the MLP past XGBoost on both.
+  // the statements together (a packing copy and the kernel that reads it;
+  // docs/results/2026-11-30-costmodel-program-head.md).
   int head_layers = 1;
   // Standardized inputs are clipped to [-input_clip, input_clip] (0 = off).
   // Online, the first fit sees a few dozen programs: a feature constant
   // among them (std floored at 1e-3) turns any later difference into an
   // input in the hundreds, and the evolutionary search, maximizing the
-  // score, found such programs (0.3 GFLOP/s matmuls scored best; 41 of one
-  // run's first 200 trials timed out). Clipped, the network cannot
+  // score, finds such programs (hopelessly slow ones scored best). Clipped, the network cannot
   // extrapolate far beyond what it saw; the standardization is recomputed
   // at every fit, so the range follows the data.
   double input_clip = 8;

@@ -29,8 +29,8 @@ struct TaskReport {
   // Per interleaved round: Loom's time and each baseline's (parallel to
   // `baselines`), 0 where that round gave none. The ratios are medians of
   // the per-round ratios: a round's programs run seconds apart, so the
-  // load of the moment cancels out of their ratio (on this shared machine
-  // it switched between rounds, moving a program by up to 40%).
+  // load of the moment, which on a shared machine switches between rounds,
+  // cancels out of their ratio.
   std::vector<double> loom_rounds;
   std::vector<std::vector<double>> baseline_rounds;
   const BaselineResult* best_baseline() const;  // fastest supported, correct variant
@@ -53,9 +53,8 @@ struct TaskReport {
   // than kMaxRatioSpread (the load changed under the rounds, one side at a
   // time; the extremes with 2-3 rounds), or Loom re-measured more than
   // kMaxSlowdownFromTuning times slower than its median in the log (the
-  // machine is slower than during the tuning). A disturbed run on this
-  // shared machine took programs to 0.04-0.6 of their speed, one side of a
-  // round at a time; a quiet one moves a round's ratio by 5-10%.
+  // machine is slower than during the tuning). Both bounds are wide of a
+  // quiet machine's round-to-round noise and narrow of a disturbed run's.
   std::string unsteady() const;
   static constexpr double kMaxRatioSpread = 1.25;
   static constexpr double kMaxSlowdownFromTuning = 1.5;

@@ -186,9 +186,8 @@ class BatchRunner {
                           {"min_repeat_ms", opts_.min_repeat_ms}, {"flush", opts_.flush_cache},
                           {"quiet_wait_ms", opts_.quiet_wait_ms}};
     // A kernel on every core checked while another worker built: one of its
-    // threads waited for the compiler's time slice, and a program of 0.1 ms
-    // ran 2-40 ms (13% of a two-thread suite's candidates on two cores were
-    // cut off so, good ones among them). Judged on its exclusive warm-up run
+    // threads waited for the compiler's time slice and ran many times its
+    // time, so good candidates would be cut off. Judged on its exclusive warm-up run
     // instead: the timing stops there when that run is hopeless too.
     if (looks_hopeless) req["cutoff_s"] = opts_.slow_cutoff * best;
     s.phase = Phase::kTiming;

@@ -100,7 +100,8 @@ int64_t read_last_level_cache_bytes() {
 // The deterministic cache parameters of CPUID (Intel leaf 4, AMD leaf
 // 0x8000001D, one sub-leaf per cache, the same layout): the size of one
 // instance of the highest-level data or unified cache, as the core sees it
-// (not glibc's sysconf, which on a Zen 5 says 384 MB for a 32 MB L3).
+// (not glibc's sysconf, which on some AMD CPUs reports the L3 of every
+// core complex together).
 int64_t cpuid_last_level_cache_bytes() {
 #if defined(__x86_64__) || defined(__i386__)
   for (unsigned leaf : {4u, 0x8000001Du}) {

@@ -170,8 +170,8 @@ double physical_memory_bytes();
 // The address-space limit a worker measuring `task` starts with:
 // max_memory_mb, except 0 (none) for a cuda target, whose driver reserves
 // virtual address space for all of the device's and the host's memory at
-// cuInit (on an H200, far more than 8 GB: every candidate failed with
-// CUDA_ERROR_OUT_OF_MEMORY); the task's host buffers are still held to
+// cuInit (far more than a limit of a few GB: every candidate would fail
+// with CUDA_ERROR_OUT_OF_MEMORY); the task's host buffers are still held to
 // max_memory_mb by check_task_fits_memory.
 int64_t worker_memory_limit_mb(const Task& task, const MeasureOptions& opts);
 

@@ -6,9 +6,9 @@
 //
 // On a shared machine another process on the core's sibling hyperthread
 // evicts the kernel's data from the first-level cache for seconds at a time:
-// register-tiled kernels then run up to a third slower (some more than
-// others, so the ratio of two programs moves too) while pure arithmetic is
-// not slowed. With quiet_wait_ms > 0 each group is bracketed by a load probe
+// register-tiled kernels then run much slower (some more than others, so
+// the ratio of two programs moves too) while pure arithmetic is not slowed
+// (docs/results/2026-12-04-load-probe-xeon.md). With quiet_wait_ms > 0 each group is bracketed by a load probe
 // (a register-tiled multiply-add loop over 16 KiB, a fraction of a
 // millisecond): before a group, probes run until one is quiet (at least
 // kQuietFraction of the fastest probe this process has seen); a group whose

@@ -332,8 +332,8 @@ void Tuner::run() {
 }
 
 // Tuning keeps each task's fastest single measurement; on a shared machine
-// that one is partly luck (a 2-thread GEMM measured at 283 GFLOP/s in tuning
-// re-measured at 226). So the top programs are measured again, round by
+// that one is partly luck (docs/results/2026-11-30-confirmation.md). So the
+// top programs are measured again, round by
 // round (every round measures all of them, so load from other processes
 // falls on all alike), and the best is chosen among them on the median of
 // all measurements of each — by ranked_programs(), the rule `loom report`

@@ -249,9 +249,9 @@ bool WorkerSession::build_and_check(const nlohmann::json& req, const Reply& repl
     return true;
   }
   // A short checking run is timed again, warm: the first run of a fresh
-  // kernel pays for its code's page faults and for waking the thread pool
-  // (about 0.25 ms on two threads), which would pass a 15 us kernel off as
-  // hopelessly slow (MeasureOptions::slow_cutoff).
+  // kernel pays for its code's page faults and for waking the thread pool,
+  // which would pass a kernel of microseconds off as hopelessly slow
+  // (MeasureOptions::slow_cutoff).
   if (once_s < kWarmRetimeBelowS) {
     auto tr = Clock::now();
     inject_recheck_fault(fault);

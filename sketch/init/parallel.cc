@@ -13,9 +13,9 @@
 // threads mostly split the first of its axes that is split at all; when
 // that is the output rows, each thread now pads the rows it reads itself.
 // Split by channels, half of what every thread reads was written by the
-// other core and moves between their caches at every call (two threads,
-// Zen 5: the dilated conv's one-thread best at 0.86 of oneDNN that way, 0.92
-// with the rows outermost). When the threads split the output channels,
+// other core and moves between their caches at every call
+// (docs/results/2026-12-05-root-padding-split-by-rows-zen5.md). When the
+// threads split the output channels,
 // each reads all of the padding, whatever its order.
 
 #include "sketch/analysis.h"
