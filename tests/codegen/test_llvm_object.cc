@@ -13,6 +13,7 @@
 #include "codegen/c_runtime.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "tests/support/loop_nest.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom {
 namespace {
@@ -23,7 +24,7 @@ namespace fs = std::filesystem;
 class ExportedObject : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("loom_object_" + std::to_string(getpid()) + "_" +
+    dir_ = loom::testing::scratch_dir() / ("loom_object_" + std::to_string(getpid()) + "_" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
     write("loom_runtime.h", c_runtime_header());

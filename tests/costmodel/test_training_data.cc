@@ -9,12 +9,13 @@
 #include "costmodel/metrics.h"
 #include "costmodel/training_data.h"
 #include "measure/records.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom {
 namespace {
 
 std::string temp_log(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("loom_test_training_" + name + "_" +
+  auto p = loom::testing::scratch_dir() / ("loom_test_training_" + name + "_" +
                                                       std::to_string(::getpid()) + ".jsonl");
   std::filesystem::remove(p);
   return p.string();

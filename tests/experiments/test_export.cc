@@ -17,6 +17,7 @@
 #include "search/search_policy.h"
 #include "sketch/sketch_policy.h"
 #include "tests/experiments/loom_cli.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path temp_dir(const std::string& name) {
-  return fs::temp_directory_path() / ("loom_export_" + std::to_string(getpid()) + "_" + name);
+  return loom::testing::scratch_dir() / ("loom_export_" + std::to_string(getpid()) + "_" + name);
 }
 
 std::string read_text(const std::string& path) {

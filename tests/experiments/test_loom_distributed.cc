@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/experiments/loom_cli.h"
+#include "tests/support/scratch_dir.h"
 
 namespace {
 
@@ -43,7 +44,7 @@ class LoomDistributed : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string(LOOM_MPIRUN).empty()) GTEST_SKIP() << "built without MPI (no mpirun found)";
-    dir_ = fs::temp_directory_path() / ("loom_distributed_" + std::to_string(getpid()));
+    dir_ = loom::testing::scratch_dir() / ("loom_distributed_" + std::to_string(getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/experiments/loom_cli.h"
+#include "tests/support/scratch_dir.h"
 
 namespace {
 
@@ -33,7 +34,7 @@ class LoomNetwork : public ::testing::Test {
     }
     const char* src = std::getenv("LOOM_SOURCE_DIR");
     const fs::path root = src ? fs::path(src) : fs::path(__FILE__).parent_path().parent_path().parent_path();
-    dir_ = fs::temp_directory_path() / ("loom_network_cli_" + std::to_string(getpid()));
+    dir_ = loom::testing::scratch_dir() / ("loom_network_cli_" + std::to_string(getpid()));
     const std::string cmd = "/usr/bin/python3 " + (root / "scripts" / "make_models.py").string() + " " +
                             dir_.string() + " --small >/dev/null 2>&1";
     if (std::system(cmd.c_str()) != 0) generate_error_ = "failed: " + cmd;

@@ -16,10 +16,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/scratch_dir.h"
+
 namespace {
 
 TEST(LoomTune, CtrlCStopsAfterTheBatchWithTheLogIntact) {
-  auto dir = std::filesystem::temp_directory_path() / ("loom_sigint_" + std::to_string(getpid()));
+  auto dir = loom::testing::scratch_dir() / ("loom_sigint_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string config = (dir / "c.json").string(), log = (dir / "c.jsonl").string(),
               out = (dir / "out.txt").string();

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tests/experiments/loom_cli.h"
+#include "tests/support/scratch_dir.h"
 
 namespace {
 
@@ -32,7 +33,7 @@ TEST_P(Zoo, ImportsRunsAndMatchesPyTorchAndOnnxRuntime) {
   if (std::system("/usr/bin/python3 -c 'import torch, torchvision, onnx' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "/usr/bin/python3 lacks torch, torchvision or onnx";
   const std::string name = GetParam();
-  const fs::path dir = fs::temp_directory_path() / ("loom_zoo_" + name + "_" + std::to_string(getpid()));
+  const fs::path dir = loom::testing::scratch_dir() / ("loom_zoo_" + name + "_" + std::to_string(getpid()));
   const std::string make = "/usr/bin/python3 " + (source_root() / "scripts" / "make_zoo.py").string() + " " +
                            dir.string() + " --models " + name + " >" + dir.string() + ".log 2>&1";
   ASSERT_EQ(std::system(make.c_str()), 0) << make;

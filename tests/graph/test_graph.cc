@@ -10,6 +10,7 @@
 #include "graph/graph.h"
 #include "graph/interpreter.h"
 #include "tests/graph/graph_builder.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom::graph {
 namespace {
@@ -158,7 +159,7 @@ TEST(GraphShapeString, ScalarAndDims) {
 class GraphFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
+    dir_ = loom::testing::scratch_dir() /
            ("loom_test_graph_" + std::to_string(getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);

@@ -24,6 +24,7 @@
 #include "graph/onnx_import.h"
 #include "ir/reference.h"
 #include "tests/graph/graph_builder.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom::graph {
 namespace {
@@ -71,7 +72,7 @@ class TinyModels : public ::testing::Test {
       skip_reason_ = std::string(kPython) + " lacks torch, torchvision or onnx";
       return;
     }
-    dir_ = fs::temp_directory_path() / ("loom_onnx_models_" + std::to_string(getpid()));
+    dir_ = loom::testing::scratch_dir() / ("loom_onnx_models_" + std::to_string(getpid()));
     const fs::path script = source_dir() / "scripts" / "make_models.py";
     const std::string cmd = std::string(kPython) + " " + script.string() + " " + dir_.string() +
                             " --small >" + (dir_.string() + ".log") + " 2>&1";

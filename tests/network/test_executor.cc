@@ -12,6 +12,7 @@
 #include "measure/records.h"
 #include "measure/task.h"
 #include "tests/graph/graph_builder.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom::graph {
 namespace {
@@ -104,7 +105,7 @@ std::string write_log(const std::string& file, const Task& task, const State& s)
   rec.task = task;
   rec.steps = s.steps_json();
   rec.result.costs_s = {1e-3};
-  const std::string log = (std::filesystem::temp_directory_path() / file).string();
+  const std::string log = (loom::testing::scratch_dir() / file).string();
   std::remove(log.c_str());
   RecordLog out(log);
   out.append({rec});
