@@ -81,7 +81,7 @@ NetworkReport build_network_report(const ExperimentConfig& cfg, const std::vecto
   eo.log = cfg.log_path;
   graph::NetworkExecutor ex(g, eo);
   // Ten rounds per requested report round: a network run is milliseconds.
-  r.end_to_end = compare_network(g, ex, {torch_file_for(cfg.network), onnx_file_for(cfg.network)},
+  r.end_to_end = compare_network(g, ex, network_baselines_for(cfg.network),
                                  cfg.target.threads, std::max(opts.rounds, 1) * 10, /*check=*/true);
   return r;
 }

@@ -12,8 +12,6 @@
 #include "graph/interpreter.h"
 #include "ir/error.h"
 #include "measure/timing.h"
-#include "network/baselines/onnxruntime_network.h"
-#include "network/baselines/pytorch_network.h"
 
 namespace loom {
 
@@ -30,17 +28,6 @@ Agreement agree(const std::vector<float>& got, const std::vector<float>& expecte
     r.max_abs = std::max(r.max_abs, std::isnan(d) ? INFINITY : d);
   }
   return r;
-}
-
-std::string onnx_file_for(const std::string& model) {
-  const size_t dot = model.find_last_of('.');
-  return dot != std::string::npos && model.substr(dot) == ".onnx" ? model : "";
-}
-
-std::string torch_file_for(const std::string& model) {
-  const size_t dot = model.find_last_of('.');
-  const std::string pt = (dot == std::string::npos ? model : model.substr(0, dot)) + ".pt";
-  return std::ifstream(pt).good() ? pt : "";
 }
 
 double BaselineRounds::median_s() const { return s.empty() ? 0 : median(s); }
@@ -64,16 +51,6 @@ bool NetworkComparison::outputs_match() const {
   return true;
 }
 
-namespace {
-
-std::vector<std::vector<float>> tensor_data(const std::vector<TorchTensor>& ts) {
-  std::vector<std::vector<float>> out;
-  for (const auto& t : ts) out.push_back(t.data);
-  return out;
-}
-
-}  // namespace
-
 NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor& ex, const NetworkBaselines& baselines,
                                   int threads, int rounds, bool check, double tol) {
   NetworkComparison c;
@@ -84,47 +61,31 @@ NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor&
     tensors.push_back({in.shape, inputs.at(in.name), in.integer_range > 0});
     names.push_back(in.name);
   }
-  // c.baselines: PyTorch first where it runs, ONNX Runtime last.
-  std::unique_ptr<PyTorchNetwork> torch;
-  if (!baselines.torch_path.empty()) {
-    torch = std::make_unique<PyTorchNetwork>(baselines.torch_path, threads);
-    c.baselines.push_back({"PyTorch", baselines.torch_path, {}});
-  }
-  std::unique_ptr<OnnxRuntimeNetwork> ort;
-  if (!baselines.onnx_path.empty()) {
-    const std::string why = OnnxRuntimeNetwork::unavailable_reason();
+  std::vector<std::unique_ptr<NetworkBaseline>> running;  // parallel to c.baselines
+  for (const auto& [kind, file] : baselines) {
+    if (file.empty()) continue;
+    const std::string why = kind->unavailable_reason();
     if (!why.empty()) {
-      c.warnings.push_back("ONNX Runtime skipped: " + why);
-    } else {
-      // A model ONNX Runtime refuses (an operator it lacks) loses the
-      // baseline, not the run.
-      try {
-        ort = std::make_unique<OnnxRuntimeNetwork>(baselines.onnx_path, threads);
-        ort->feed(names, tensors);
-        c.baselines.push_back({"ONNX Runtime", "onnxruntime-node " + ort->version(), {}});
-      } catch (const LoomError& e) {
-        ort.reset();
-        c.warnings.push_back(std::string("ONNX Runtime skipped: ") + e.what());
-      }
+      c.warnings.push_back(std::string(kind->name) + " skipped: " + why);
+      continue;
     }
+    try {
+      running.push_back(kind->open(file, threads, names, tensors));
+    } catch (const LoomError& e) {
+      if (!kind->optional) throw;
+      c.warnings.push_back(std::string(kind->name) + " skipped: " + e.what());
+      continue;
+    }
+    c.baselines.push_back({kind->name, running.back()->detail(), {}});
   }
   // A round's runs see the same load of the shared machine.
   graph::Values out = ex.run(inputs);  // warm-up
-  std::vector<TorchTensor> torch_out;
-  if (torch) torch_out = torch->run(tensors);
-  if (ort) ort->run();
+  for (auto& b : running) b->run();
   for (int r = 0; r < rounds; ++r) {
     auto t = std::chrono::steady_clock::now();
     out = ex.run(inputs);
     c.loom_s.push_back(seconds_since(t));
-    if (torch) {
-      wait_for_idle_threads();
-      t = std::chrono::steady_clock::now();
-      torch_out = torch->run(tensors);
-      c.baselines[0].s.push_back(seconds_since(t));
-      wait_for_idle_threads();
-    }
-    if (ort) c.baselines.back().s.push_back(ort->run());
+    for (size_t k = 0; k < running.size(); ++k) c.baselines[k].s.push_back(running[k]->run());
   }
   if (!check) return c;
   c.outputs = g.outputs;
@@ -136,25 +97,12 @@ NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor&
     for (size_t i = 0; i < g.outputs.size(); ++i) oc.agreement.push_back(agree(out.at(g.outputs[i]), expected[i], tol));
     c.checks.push_back(std::move(oc));
   };
-  if (torch) {
-    std::vector<TorchTensor> ref = torch->run_reference(tensors);
-    if (ref.size() == torch_out.size())
-      for (size_t i = 0; i < ref.size(); ++i) {
-        // The timed baseline must compute what the reference does.
-        Agreement opt = agree(torch_out[i].data, ref[i].data, tol);
-        if (!opt.ok) {
-          char buf[256];
-          std::snprintf(buf, sizeof buf,
-                        "PyTorch's optimize_for_inference module disagrees with its frozen module on output %zu "
-                        "(max |error| %.3g): its time is not of a correct program",
-                        i, opt.max_abs);
-          c.warnings.push_back(buf);
-        }
-      }
-    add_check("PyTorch (the frozen module)", tensor_data(ref));
+  for (auto& b : running) {
+    std::string against;
+    std::vector<std::vector<float>> expected = b->reference_outputs(against, c.warnings, tol);
+    add_check(against, expected);
   }
-  if (ort) add_check("ONNX Runtime", tensor_data(ort->outputs()));
-  if (!torch && !ort) {
+  if (running.empty()) {
     graph::Values ref = graph::interpret(g, inputs);
     std::vector<std::vector<float>> expected;
     for (const auto& o : g.outputs) expected.push_back(ref.at(o));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "network/baselines/network_baseline.h"
 #include "network/executor.h"
 
 namespace loom {
@@ -22,17 +23,6 @@ struct Agreement {
 };
 Agreement agree(const std::vector<float>& got, const std::vector<float>& expected, double tol);
 
-// MODEL's stem + ".pt" when that file exists, else "".
-std::string torch_file_for(const std::string& model);
-// MODEL itself when it is an ONNX file (ONNX Runtime runs it), else "".
-std::string onnx_file_for(const std::string& model);
-
-// What the network runs against: PyTorch's TorchScript module and ONNX
-// Runtime on the ONNX file, each where given.
-struct NetworkBaselines {
-  std::string torch_path;  // "" : no PyTorch
-  std::string onnx_path;   // "" : no ONNX Runtime
-};
 
 // A baseline's rounds, alternating with Loom's.
 struct BaselineRounds {
@@ -50,7 +40,7 @@ struct OutputCheck {
 
 struct NetworkComparison {
   std::vector<double> loom_s;             // per round
-  std::vector<BaselineRounds> baselines;  // those that ran, PyTorch first
+  std::vector<BaselineRounds> baselines;  // those that ran, in the list's order
   std::vector<std::string> outputs;       // the graph outputs
   std::vector<OutputCheck> checks;        // with a check: one per reference
   // A baseline that was asked for and could not run (one line each), and
@@ -65,9 +55,10 @@ struct NetworkComparison {
 
 // One warm-up run each, then `rounds` rounds on the seed-1 random inputs in
 // which Loom and each baseline run once, in turn; with `check`, Loom's last
-// outputs against PyTorch's frozen module and ONNX Runtime's outputs (or,
-// with neither, the reference interpreter). ONNX Runtime missing (no node,
-// no package) is a warning, not an error.
+// outputs against each baseline's reference outputs (or, with none, the
+// reference interpreter). An optional baseline that cannot run (ONNX
+// Runtime without node or its package, or refusing the model) is a
+// warning, not an error.
 NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor& ex, const NetworkBaselines& baselines,
                                   int threads, int rounds, bool check, double tol = 1e-3);
 

@@ -195,7 +195,9 @@ void predict_schedules(const Graph& g, const std::string& model_file, graph::Exe
 int run_network_verb(const Args& a) {
   std::string model, torch_path;
   graph::ExecutorOptions opts;
-  bool check = false, profile = false, use_torch = true, use_ort = true, predict = false;
+  bool check = false, profile = false, predict = false;
+  std::vector<std::string> baseline_keys;  // every one unless --baselines says
+  for (const auto& k : network_baseline_kinds()) baseline_keys.push_back(k.key);
   std::string predict_model = std::string(LOOM_SOURCE_DIR) + "/experiments/models/suite_mlp.model";
   graph::InputShapes shapes;
   int rounds = 10;
@@ -214,13 +216,14 @@ int run_network_verb(const Args& a) {
       if (i + 1 >= a.size()) throw LoomError("--torch needs a TorchScript file");
       torch_path = a[++i];
     } else if (a[i] == "--baselines") {
-      if (i + 1 >= a.size()) throw LoomError("--baselines needs a list: torch, ort, torch,ort or none");
-      use_torch = use_ort = false;
+      if (i + 1 >= a.size())
+        throw LoomError("--baselines needs a comma-separated list of " + network_baseline_keys() + ", or none");
+      baseline_keys.clear();
       std::stringstream list(a[++i]);
       for (std::string b; std::getline(list, b, ',');) {
-        if (b == "torch") use_torch = true;
-        else if (b == "ort") use_ort = true;
-        else if (b != "none") throw LoomError("--baselines: unknown baseline '" + b + "' (known: torch, ort, none)");
+        if (find_network_baseline(b)) baseline_keys.push_back(b);
+        else if (b != "none")
+          throw LoomError("--baselines: unknown baseline '" + b + "' (known: " + network_baseline_keys() + ", none)");
       }
     } else if (a[i] == "--profile") {
       profile = true;
@@ -240,9 +243,9 @@ int run_network_verb(const Args& a) {
     }
   }
   if (model.empty()) throw LoomError("usage: loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check]");
-  NetworkBaselines baselines;
-  if (use_torch) baselines.torch_path = torch_path.empty() ? torch_file_for(model) : torch_path;
-  if (use_ort) baselines.onnx_path = onnx_file_for(model);
+  NetworkBaselines baselines = network_baselines_for(model, baseline_keys);
+  for (auto& b : baselines)
+    if (std::string(b.kind->key) == "torch" && !torch_path.empty()) b.file = torch_path;  // --torch FILE
 
   Graph g = graph::load_graph(model, shapes);
   if (predict) predict_schedules(g, predict_model, opts);

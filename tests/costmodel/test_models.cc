@@ -14,6 +14,7 @@
 #include "ir/error.h"
 #include "tests/support/matmul_schedules.h"
 #include "measure/machine.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom {
 namespace {
@@ -208,7 +209,7 @@ TEST(Models, SaveLoadRoundTripGivesIdenticalPredictions) {
     auto m = make_cost_model(kind, settings);
     m->fit(train.programs, train.labels, train.groups);
     std::vector<float> before = m->predict_features(test.programs);
-    std::string path = ::testing::TempDir() + "/loom_cm_" + kind + ".model";
+    std::string path = loom::testing::scratch_dir().string() + "/loom_cm_" + kind + ".model";
     m->save(path);
     auto loaded = load_cost_model(path);
     EXPECT_EQ(loaded->name(), kind);
@@ -245,7 +246,7 @@ TEST(Models, MlpFileFromBeforeTheProgramHeadLoadsWithoutOne) {
   Synthetic train = synthetic(100, 3), test = synthetic(20, 4);
   auto m = make_cost_model("mlp", {{"max_epochs", 5}, {"head_layers", 0}, {"input_clip", 0}});
   m->fit(train.programs, train.labels, train.groups);
-  std::string path = ::testing::TempDir() + "/loom_cm_old_mlp.model";
+  std::string path = loom::testing::scratch_dir().string() + "/loom_cm_old_mlp.model";
   m->save(path);
   edit_saved_settings(path, [](nlohmann::json& settings) {
     settings.erase("head_layers");
@@ -271,7 +272,7 @@ TEST(Models, ASavedModelSaysWhichMachinesItWasTrainedOn) {
   const MachineKind a{"CPU A", "avx512", 2, ""}, b{"CPU B", "avx2", 8, ""};
   auto m = make_cost_model("random");
   m->update(records_from_machines(a, b));
-  std::string path = ::testing::TempDir() + "/loom_cm_trained_on.model";
+  std::string path = loom::testing::scratch_dir().string() + "/loom_cm_trained_on.model";
   m->save(path);
   auto loaded = load_cost_model(path);
   ASSERT_EQ(loaded->trained_on().size(), 3u);
@@ -301,7 +302,7 @@ TEST(Models, ASearchOnAnotherKindOfMachineIsWarnedOnce) {
 TEST(Models, AFileThatDoesNotSayWhereItWasTrainedLoadsAndIsWarnedAbout) {
   auto m = make_cost_model("random");
   m->update(records_from_machines({"CPU A", "avx512", 2, ""}, {"CPU B", "avx2", 8, ""}));
-  std::string path = ::testing::TempDir() + "/loom_cm_no_trained_on.model";
+  std::string path = loom::testing::scratch_dir().string() + "/loom_cm_no_trained_on.model";
   m->save(path);
   edit_saved_header(path, [](nlohmann::json& h) { h.erase("trained_on"); });
   auto loaded = load_cost_model(path);
@@ -319,7 +320,7 @@ TEST(Models, LoadedSettingsCanBeOverridden) {
   Synthetic train = synthetic(100, 3), test = synthetic(20, 4);
   auto m = make_cost_model("mlp", {{"max_epochs", 5}, {"max_train_seconds", 1500}});
   m->fit(train.programs, train.labels, train.groups);
-  std::string path = ::testing::TempDir() + "/loom_cm_override.model";
+  std::string path = loom::testing::scratch_dir().string() + "/loom_cm_override.model";
   m->save(path);
   auto loaded = load_cost_model(path, {{"max_train_seconds", 5}});
   EXPECT_EQ(loaded->settings_json().at("max_train_seconds"), 5);
@@ -331,7 +332,7 @@ TEST(Models, OverrideThatChangesTheNetworkShapeFailsToLoad) {
   auto m = make_cost_model("mlp", {{"max_epochs", 1}});
   Synthetic train = synthetic(40, 3);
   m->fit(train.programs, train.labels, train.groups);
-  std::string path = ::testing::TempDir() + "/loom_cm_override_shape.model";
+  std::string path = loom::testing::scratch_dir().string() + "/loom_cm_override_shape.model";
   m->save(path);
   const std::string narrower = load_error(path, {{"hidden", 64}});
   EXPECT_NE(narrower.find("does not match the network shape"), std::string::npos) << narrower;
@@ -345,7 +346,7 @@ TEST(Models, AFileWhosePayloadDoesNotMatchItsChecksumIsRefused) {
   Synthetic train = synthetic(40, 3);
   auto m = make_cost_model("xgb", {{"max_rounds", 3}});
   m->fit(train.programs, train.labels, train.groups);
-  std::string path = ::testing::TempDir() + "/loom_cm_corrupt.model";
+  std::string path = loom::testing::scratch_dir().string() + "/loom_cm_corrupt.model";
   m->save(path);
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
@@ -363,7 +364,7 @@ TEST(Models, AFileShorterOrLongerThanItsHeaderSaysIsRefused) {
   auto m = make_cost_model("mlp", {{"max_epochs", 1}});
   Synthetic train = synthetic(40, 3);
   m->fit(train.programs, train.labels, train.groups);
-  std::string path = ::testing::TempDir() + "/loom_cm_size.model";
+  std::string path = loom::testing::scratch_dir().string() + "/loom_cm_size.model";
   m->save(path);
   { std::ofstream(path, std::ios::app | std::ios::binary) << "x"; }
   const std::string longer = load_error(path);
@@ -379,7 +380,7 @@ TEST(Models, MlpRestandardizingOnMoreDataKeepsItsPredictions) {
   auto m = make_cost_model("mlp", {{"max_epochs", 10}, {"input_clip", 0}});
   m->fit(first.programs, first.labels, first.groups);
   std::vector<float> before = m->predict_features(test.programs);
-  std::string path = ::testing::TempDir() + "/loom_cm_restandardize.model";
+  std::string path = loom::testing::scratch_dir().string() + "/loom_cm_restandardize.model";
   m->save(path);
   edit_saved_settings(path, [](nlohmann::json& settings) { settings["max_epochs"] = 0; });
   auto loaded = load_cost_model(path);

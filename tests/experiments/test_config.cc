@@ -11,6 +11,7 @@
 #include "experiments/config.h"
 #include "ir/error.h"
 #include "ir/workload_registry.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom {
 namespace {
@@ -181,7 +182,7 @@ TEST(Config, UnknownOutput) {
 // "../models/...": paths are taken from the config's folder, like outputs.
 TEST(Config, PretrainedModelPathIsRelativeToTheConfigFolder) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(::testing::TempDir()) / "loom_config_pretrained" / "configs";
+  fs::path dir = loom::testing::scratch_dir() / "loom_config_pretrained" / "configs";
   fs::create_directories(dir);
   std::ofstream(dir / "c.json") << R"({"tasks": [{"workload": "matmul"}],
     "cost_model": {"kind": "mlp", "pretrained": "../models/m.model", "options": {"max_train_seconds": 5}}})";

@@ -16,6 +16,7 @@
 #include "measure/measurer.h"
 #include "measure/records.h"
 #include "measure_test_util.h"
+#include "tests/support/scratch_dir.h"
 
 namespace loom {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 using namespace measure_test;
 
 std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "loom_records_" + std::to_string(::getpid()) + "_" + name;
+  return (loom::testing::scratch_dir() / ("loom_records_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 
 std::string read_all(const std::string& p) {
