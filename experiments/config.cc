@@ -57,10 +57,28 @@ namespace {
 
 using C = ExperimentConfig;
 
+std::string names_in_backquotes(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "`" : ", `") + n + "`";
+  return s;
+}
+
+// "`onednn`, `openblas` (CPU), `cublas`, `cudnn` (CUDA)": the list's
+// libraries, each target kind's after them.
+std::string baseline_range() {
+  std::string s;
+  const auto& list = operator_baselines();
+  for (size_t i = 0; i < list.size(); ++i) {
+    s += (s.empty() ? "`" : ", `") + std::string(list[i].name) + "`";
+    if (i + 1 == list.size() || list[i + 1].gpu != list[i].gpu) s += list[i].gpu ? " (CUDA)" : " (CPU)";
+  }
+  return s;
+}
+
 const SettingsTable<C>& cost_model_table() {
   static const SettingsTable<C> t({
       custom_setting<C>(
-          "kind", "`xgb`, `mlp`, `random`", "", "the cost model: XGBoost, LibTorch MLP, or random scores",
+          "kind", names_in_backquotes(cost_model_kinds()), "", "the cost model: `mlp` a LibTorch MLP, `xgb` XGBoost, `random` random scores",
           [](const nlohmann::json& v, const std::string& where, C& c) {
             c.cost_model = string(v, where);
             const auto& kinds = cost_model_kinds();
@@ -233,7 +251,7 @@ const SettingsTable<C>& config_table() {
           },
           [](const C& c) { return measure_options_to_json(c.measure); }),
       custom_setting<C>(
-          "baselines", "`onednn`, `openblas` (CPU), `cublas`, `cudnn` (CUDA)", "`[\"onednn\", \"openblas\"]`",
+          "baselines", baseline_range(), "`[\"onednn\", \"openblas\"]`",
           "libraries `loom report` compares each task with",
           [](const nlohmann::json& v, const std::string&, C& c) {
             if (!v.is_array()) throw LoomError("baselines: expected an array of library names");

@@ -147,7 +147,7 @@ SettingField<S> enum_setting(const char* key, E S::*member, std::vector<std::str
 
 // Any other value: its own parse and echo (null: left out of the echo).
 template <typename S>
-SettingField<S> custom_setting(const char* key, const char* range, const char* default_text, const char* doc,
+SettingField<S> custom_setting(const char* key, const std::string& range, const char* default_text, const char* doc,
                                std::function<void(const nlohmann::json&, const std::string&, S&)> parse,
                                std::function<nlohmann::json(const S&)> get) {
   return SettingField<S>{key, doc, range, default_text, std::move(parse), std::move(get)};
