@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <map>
 
-#include "codegen/unrolling.h"
+#include "codegen/passes/unrolling.h"
 #include "costmodel/parallel_for.h"
 #include "ir/error.h"
 #include "ir/lower.h"
@@ -114,7 +114,7 @@ class Extractor {
         const int64_t saved_limit = unroll_limit_;
         if (s->auto_unroll_max_step > 0) unroll_limit_ = s->auto_unroll_max_step;
         LoopInfo info{s->loop_var->var_id, std::max<int64_t>(1, s->extent), s->for_kind, s->auto_unroll_max_step};
-        // What the CPU emitter unrolls (codegen/unrolling.h): only plain
+        // What the CPU emitter unrolls (codegen/passes/unrolling.h): only plain
         // and unroll-annotated loops.
         info.unrolled = (s->for_kind == ForKind::kSerial || s->for_kind == ForKind::kUnrolled) &&
                         unrolled_at_emission(s, unroll_limit_);

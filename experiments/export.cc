@@ -5,9 +5,9 @@
 #include <fstream>
 #include <functional>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_runtime.h"
-#include "codegen/c_source.h"
+#include "codegen/c/compile.h"
+#include "codegen/runtime/c_runtime.h"
+#include "codegen/c/source.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "ir/error.h"
 #include "ir/lower.h"

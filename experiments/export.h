@@ -12,7 +12,8 @@
 //   STEM.c            standalone C of the same loop nest with explicit vector
 //                     code (GCC/Clang vector extensions) and unrolling at the
 //                     points the LLVM backend unrolls
-// plus loom_runtime.h / loom_runtime.c (codegen/c_runtime.h), shared by all.
+// plus loom_runtime.h / loom_runtime.c (codegen/runtime/c_runtime.h), shared
+// by all.
 // STEM is task_file_stem(task), also the C symbol.
 #pragma once
 

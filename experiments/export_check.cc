@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_source.h"
+#include "codegen/c/compile.h"
+#include "codegen/c/source.h"
 #include "ir/error.h"
 #include "ir/reference.h"
 #include "ir/lower.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_compile.h"
+#include "codegen/c/compile.h"
 #include "experiments/export.h"
 #include "measure/measurer.h"
 

@@ -8,9 +8,9 @@
 #include <map>
 #include <sstream>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_runtime.h"
-#include "codegen/c_source.h"
+#include "codegen/c/compile.h"
+#include "codegen/runtime/c_runtime.h"
+#include "codegen/c/source.h"
 #include "experiments/export.h"
 #include "experiments/network_report.h"
 #include "network/default_schedule.h"

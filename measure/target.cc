@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "codegen/host_cpu.h"
+#include "codegen/runtime/host_cpu.h"
 #include "ir/error.h"
 
 namespace loom {

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "codegen/c_source.h"
+#include "codegen/c/source.h"
 #include "codegen/cuda/cross_thread_reduction.h"
 #include "ir/virtual_threads.h"
 #include "ir/error.h"

@@ -22,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "codegen/lane_analysis.h"  // classify_index, can_vectorize, ... (namespace loom)
-#include "codegen/transpose_nest.h"
+#include "codegen/passes/lane_analysis.h"  // classify_index, can_vectorize, ... (namespace loom)
+#include "codegen/passes/transpose_nest.h"
 #include "ir/expr.h"
 #include "ir/stmt.h"
 

@@ -10,8 +10,8 @@
 #include <set>
 
 #include "codegen/llvm/emitter.h"
-#include "codegen/temp_buffers.h"
-#include "codegen/unrolling.h"
+#include "codegen/passes/temp_buffers.h"
+#include "codegen/passes/unrolling.h"
 #include "ir/error.h"
 
 namespace loom {

@@ -35,11 +35,11 @@
 #include <mutex>
 #include <set>
 
-#include "codegen/host_cpu.h"
+#include "codegen/runtime/host_cpu.h"
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/llvm_jit.h"
-#include "codegen/thread_pool.h"
-#include "codegen/cpu_loop_passes.h"
+#include "codegen/runtime/thread_pool.h"
+#include "codegen/passes/cpu_loop_passes.h"
 #include "ir/error.h"
 
 namespace loom {

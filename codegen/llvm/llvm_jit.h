@@ -18,7 +18,7 @@
 //    (a store several lanes would make to one element, an allocation inside,
 //    an inner vectorized loop) fall back to scalar loops.
 //  - Buffers: arguments are distinct (alias-scope metadata per buffer); temps
-//    up to kMaxStackTempBytes (64 KiB, codegen/temp_buffers.h) are stack
+//    up to kMaxStackTempBytes (64 KiB, codegen/passes/temp_buffers.h) are stack
 //    arrays, larger ones 64-byte aligned heap blocks.
 //  - Integers are i64 with floor division/modulo (shifts/unsigned ops when
 //    int_bound proves the operands non-negative; a possibly-zero divisor is
@@ -26,8 +26,8 @@
 //  - kUnrolled: fully unrolled at emission; `auto_unroll_max_step` unrolls the
 //    serial loops below it whose nest has at most that many steps.
 //  - kParallel: the body is outlined and run by loom_parallel_for
-//    (codegen/thread_pool.h) with opts.num_threads threads; nested parallel
-//    loops run serially.
+//    (codegen/runtime/thread_pool.h) with opts.num_threads threads; nested
+//    parallel loops run serially.
 // Other loop kinds (GPU bindings, vthread) are emitted as serial loops.
 #pragma once
 
@@ -80,7 +80,7 @@ std::unique_ptr<CompiledKernel> compile_llvm(const LoweredFunc& f,
 // the host: it defines `void NAME_packed(float** args)` and
 // `void NAME(float* a0, ..., float* aN)` (LoweredFunc::args order; the C
 // backend's unit has the same two). It calls loom_parallel_for when
-// opts.num_threads > 1 (a runtime: codegen/c_runtime.h), and may call
+// opts.num_threads > 1 (a runtime: codegen/runtime/c_runtime.h), and may call
 // powf, aligned_alloc, free, memset/memcpy and glibc's libmvec: link with
 // -lmvec -lm. Throws LoomError as compile_llvm does.
 std::string compile_llvm_object(const LoweredFunc& f, const std::string& name,

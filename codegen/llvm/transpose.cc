@@ -1,4 +1,4 @@
-// Transposing copies (codegen/transpose_nest.h): the nest's other loops
+// Transposing copies (codegen/passes/transpose_nest.h): the nest's other loops
 // around square tiles over its two axes, each tile `width` row loads
 // contiguous along the load's axis, a transpose in registers (log2(width)
 // stages of `width` two-input shuffles: 64 for 16 x 16), an element-wise

@@ -5,7 +5,7 @@
 // emits the loop body once with the loop variable as the vector
 // <base, base+1, ..., base+width-1>. Expressions that do not depend on the
 // variable stay scalar and are broadcast where they meet vectors. Memory
-// accesses are classified by classify_index (codegen/lane_analysis.h):
+// accesses are classified by classify_index (codegen/passes/lane_analysis.h):
 // contiguous -> vector load/store at the lane-0 index, constant per chunk ->
 // scalar load, a load with a constant stride of 2-4 -> one wide load and a
 // shuffle, anything else -> gather/scatter. An active-lane mask (varying

@@ -12,7 +12,7 @@
 #include <thread>
 #include <new>
 
-#include "codegen/thread_pool.h"
+#include "codegen/runtime/thread_pool.h"
 #include "ir/error.h"
 #include "measure/timing.h"
 #include "measure/worker/replies.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_source.h"
+#include "codegen/c/compile.h"
+#include "codegen/c/source.h"
 #include "tests/support/loop_nest.h"
 
 namespace loom {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_source.h"
+#include "codegen/c/compile.h"
+#include "codegen/c/source.h"
 #include "llvm_test_util.h"
 
 namespace loom {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_source.h"
+#include "codegen/c/compile.h"
+#include "codegen/c/source.h"
 #include "ir/error.h"
 #include "tests/support/loop_nest.h"
 

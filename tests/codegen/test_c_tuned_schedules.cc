@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "codegen/c_compile.h"
+#include "codegen/c/compile.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "ir/lower.h"
 #include "ir/reference.h"

@@ -13,8 +13,8 @@
 #include <tuple>
 #include <vector>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_source.h"
+#include "codegen/c/compile.h"
+#include "codegen/c/source.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "ir/error.h"
 #include "llvm_test_util.h"

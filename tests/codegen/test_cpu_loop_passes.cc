@@ -9,11 +9,11 @@
 #include <tuple>
 #include <vector>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_source.h"
-#include "codegen/cpu_loop_passes.h"
-#include "codegen/reciprocal_divisors.h"
-#include "codegen/vector_reductions.h"
+#include "codegen/c/compile.h"
+#include "codegen/c/source.h"
+#include "codegen/passes/cpu_loop_passes.h"
+#include "codegen/passes/reciprocal_divisors.h"
+#include "codegen/passes/vector_reductions.h"
 #include "llvm_test_util.h"
 
 namespace loom {

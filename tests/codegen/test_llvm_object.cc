@@ -1,5 +1,5 @@
 // The exported kernel: compile_llvm_object's object file links with the C
-// runtime (codegen/c_runtime.h) into a C program built by the system
+// runtime (codegen/runtime/c_runtime.h) into a C program built by the system
 // compiler, and computes what the JIT's kernel computes.
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_runtime.h"
+#include "codegen/c/compile.h"
+#include "codegen/runtime/c_runtime.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "tests/support/loop_nest.h"
 #include "tests/support/scratch_dir.h"

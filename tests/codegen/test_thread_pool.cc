@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "codegen/thread_pool.h"
+#include "codegen/runtime/thread_pool.h"
 
 namespace loom {
 namespace {

@@ -1,11 +1,11 @@
-// Which loop nests are transposing copies (codegen/transpose_nest.h).
+// Which loop nests are transposing copies (codegen/passes/transpose_nest.h).
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <utility>
 #include <vector>
 
-#include "codegen/transpose_nest.h"
+#include "codegen/passes/transpose_nest.h"
 #include "tests/support/loop_nest.h"
 
 namespace loom {

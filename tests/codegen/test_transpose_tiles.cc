@@ -1,14 +1,14 @@
 // Transposing copies in register tiles, in the LLVM backend
 // (codegen/llvm/transpose.cc) and the C backend's vector form
-// (codegen/c_transpose.cc), checked against the scalar C form on the same
+// (codegen/c/transpose.cc), checked against the scalar C form on the same
 // inputs.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <tuple>
 
-#include "codegen/c_compile.h"
-#include "codegen/c_source.h"
+#include "codegen/c/compile.h"
+#include "codegen/c/source.h"
 #include "codegen/llvm/llvm_jit.h"
 #include "llvm_test_util.h"
 

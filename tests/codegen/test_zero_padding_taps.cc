@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
-#include "codegen/c_compile.h"
-#include "codegen/zero_padding_taps.h"
+#include "codegen/c/compile.h"
+#include "codegen/passes/zero_padding_taps.h"
 #include "llvm_test_util.h"
 
 namespace loom {

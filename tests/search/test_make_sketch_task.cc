@@ -2,7 +2,7 @@
 // target, so the sketch rules decide with the lanes the program will have.
 #include <gtest/gtest.h>
 
-#include "codegen/host_cpu.h"
+#include "codegen/runtime/host_cpu.h"
 #include "ir/error.h"
 #include "search/search_policy.h"
 

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "codegen/c_compile.h"
-#include "codegen/host_cpu.h"
+#include "codegen/c/compile.h"
+#include "codegen/runtime/host_cpu.h"
 #include "ir/lower.h"
 #include "ir/reference.h"
 #include "ir/workload_registry.h"

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "codegen/c_source.h"
+#include "codegen/c/source.h"
 #include "ir/compute_dag.h"
 #include "ir/state.h"
 #include "ir/stmt.h"

@@ -1,10 +1,10 @@
-#include "codegen/transpose_nest.h"
+#include "codegen/passes/transpose_nest.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
 
-#include "codegen/lane_analysis.h"
+#include "codegen/passes/lane_analysis.h"
 
 namespace loom {
 

@@ -16,7 +16,7 @@
 #include <functional>
 #include <string>
 
-#include "codegen/temp_buffers.h"
+#include "codegen/passes/temp_buffers.h"
 #include "ir/expr.h"
 #include "ir/stmt.h"
 
@@ -36,8 +36,8 @@ struct CSourceOptions {
   // which the unit declares as
   //   void loom_parallel_for(int64_t extent, void (*body)(int64_t, int64_t, void*),
   //                          void* closure, int32_t num_threads);
-  // and a runtime linked with it defines (codegen/thread_pool.h in this
-  // process, codegen/c_runtime.h for an exported kernel).
+  // and a runtime linked with it defines (codegen/runtime/thread_pool.h in this
+  // process, codegen/runtime/c_runtime.h for an exported kernel).
   CParallel parallel = CParallel::kSerial;
   int num_threads = 0;
   // 0: kVectorized loops are plain scalar loops (the obviously-right oracle
@@ -47,14 +47,15 @@ struct CSourceOptions {
   // masks for varying guards and for a remainder that is not a power of two,
   // inline vector math (and its scalar form for scalar code). As LLVM's loop
   // vectorizer does for the JIT, plain innermost loops whose iterations are
-  // independent (lane_analysis.h) are vectorized too. Other values throw.
+  // independent (codegen/passes/lane_analysis.h) are vectorized too. Other
+  // values throw.
   int vector_width = 0;
   // Unroll loops at emission exactly where the LLVM backend does
-  // (codegen/unrolling.h), so that the register tile is explicit in the C,
-  // and keep register tiles in variables as LLVM's LICM and SROA do for the
-  // JIT (codegen/c_register_tile.cc: small inner loops of a reduction are
-  // unrolled for it); otherwise unrolled and auto-unrolled loops get
-  // `#pragma GCC unroll`.
+  // (codegen/passes/unrolling.h), so that the register tile is explicit in
+  // the C, and keep register tiles in variables as LLVM's LICM and SROA do
+  // for the JIT (codegen/c/register_tile.cc: small inner loops of a
+  // reduction are unrolled for it); otherwise unrolled and auto-unrolled
+  // loops get `#pragma GCC unroll`.
   bool unroll_at_emission = false;
   // Vectorized loops emitted as scalar loops get `#pragma GCC ivdep`
   // (asserts no loop-carried dependence); otherwise they are plain loops.

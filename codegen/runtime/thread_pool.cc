@@ -1,4 +1,4 @@
-#include "codegen/thread_pool.h"
+#include "codegen/runtime/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>

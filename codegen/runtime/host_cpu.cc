@@ -1,4 +1,4 @@
-#include "codegen/host_cpu.h"
+#include "codegen/runtime/host_cpu.h"
 
 namespace loom {
 

@@ -1,7 +1,7 @@
 // The runtime an exported kernel links with, as C source: loom_parallel_for,
 // the entry point that the parallel loops of generated code call (the LLVM
 // backend's object files and the C backend's units in CParallel::kRuntime
-// mode). It is a C port of codegen/thread_pool.h's scheduling (the same
+// mode). It is a C port of codegen/runtime/thread_pool.h's scheduling (the same
 // chunking: 4 chunks per thread, each thread runs its own contiguous run and
 // then helps the others; workers spin briefly, then sleep) on POSIX
 // threads, so that an exported kernel keeps the thread behaviour it was

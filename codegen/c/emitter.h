@@ -1,8 +1,8 @@
 // Internal to the C backend: the emitter that emit_c_source runs, shared by
-// c_source.cc (names, statements, scalar code, unrolling, allocation),
-// c_parallel.cc (OpenMP and outlined parallel loops), c_vector.cc
-// (vectorized loops as explicit vector code) and c_register_tile.cc
-// (accumulators of a loop kept in variables). c_vector_helpers.cc holds the
+// source.cc (names, statements, scalar code, unrolling, allocation),
+// parallel.cc (OpenMP and outlined parallel loops), vectorize.cc
+// (vectorized loops as explicit vector code) and register_tile.cc
+// (accumulators of a loop kept in variables). vector_helpers.cc holds the
 // C text of the vector types and helper functions a vector unit uses.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/c_source.h"
+#include "codegen/c/source.h"
 #include "ir/expr.h"
 #include "ir/stmt.h"
 
@@ -55,7 +55,7 @@ class ExprPrinter {
   bool inline_math_;
 };
 
-// ---- vector support code (c_vector_helpers.cc)
+// ---- vector support code (vector_helpers.cc)
 
 // Headers and macros a unit with vector code needs once.
 const char* c_vector_prelude();
@@ -105,7 +105,7 @@ int vector_lanes(int valid);
 // A constant mask of `lanes` lanes whose first `valid` are active.
 std::string lane_prefix_mask(int lanes, int valid);
 
-// A buffer access made while a loop body is recorded (c_register_tile.cc).
+// A buffer access made while a loop body is recorded (register_tile.cc).
 struct CAccess {
   std::string buffer;  // IR name
   Expr index;          // of the first element
@@ -135,8 +135,8 @@ struct CSlot {
   std::vector<CView> views;  // loads of other ranges inside it
 };
 
-// A loop whose body has at most this many steps (codegen/unrolling.h) has
-// its inner loops unrolled when that makes its accumulators variables.
+// A loop whose body has at most this many steps (codegen/passes/unrolling.h)
+// has its inner loops unrolled when that makes its accumulators variables.
 constexpr int64_t kMaxTileSteps = 256;
 // At most this many variables per register tile.
 constexpr size_t kMaxTileSlots = 64;
@@ -147,7 +147,7 @@ class CEmitter {
   std::string run();
 
  private:
-  // ---- names and output (c_source.cc)
+  // ---- names and output (source.cc)
   std::string unique(const std::string& base, int64_t id);
   // A fresh identifier for generated code (loom_ prefix: never a user's).
   std::string fresh(const std::string& what);
@@ -157,7 +157,7 @@ class CEmitter {
   void line(const std::string& s) { *out_ << pad() << s << "\n"; }
   static std::string describe(const Buffer& b);
 
-  // ---- scalar statements (c_source.cc)
+  // ---- scalar statements (source.cc)
   // `e` with the variables of loops unrolled at emission replaced by their
   // values (load indices simplified, so a register tile's become literals).
   Expr bound(const Expr& e) const;
@@ -175,11 +175,11 @@ class CEmitter {
   void store(const Stmt& s);
   void if_stmt(const Stmt& s);
 
-  // ---- parallel loops (c_parallel.cc)
+  // ---- parallel loops (parallel.cc)
   void openmp_loop(const Stmt& s);
   void outlined_loop(const Stmt& s);
 
-  // ---- register tiles (c_register_tile.cc)
+  // ---- register tiles (register_tile.cc)
   // Records (when recording) an access; returns the variable holding the
   // accessed part when it is promoted, else "".
   std::string access(const std::string& buffer, const Expr& index, const std::string& text, int width,
@@ -203,9 +203,9 @@ class CEmitter {
   // Emits `body` with its accesses recorded (text discarded).
   CRecording record(const Stmt& body, bool force);
 
-  // ---- vector code (c_vector.cc)
-  // A transposing copy (codegen/transpose_nest.h) in register tiles
-  // (c_transpose.cc); false, emitting nothing, for any other loop.
+  // ---- vector code (vectorize.cc)
+  // A transposing copy (codegen/passes/transpose_nest.h) in register tiles
+  // (transpose.cc); false, emitting nothing, for any other loop.
   bool transposing_copy(const Stmt& s);
   void vectorized_loop(const Stmt& s);
   // The body for lanes [base, base + valid): one chunk of `valid` lanes, or

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_emitter.h"
-#include "codegen/lane_analysis.h"
+#include "codegen/c/emitter.h"
+#include "codegen/passes/lane_analysis.h"
 #include "ir/error.h"
 
 namespace loom {

@@ -1,4 +1,4 @@
-#include "codegen/c_compile.h"
+#include "codegen/c/compile.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

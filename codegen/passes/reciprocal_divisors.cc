@@ -1,11 +1,11 @@
-#include "codegen/reciprocal_divisors.h"
+#include "codegen/passes/reciprocal_divisors.h"
 
 #include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "codegen/lane_analysis.h"
+#include "codegen/passes/lane_analysis.h"
 
 namespace loom {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_emitter.h"
+#include "codegen/c/emitter.h"
 
 namespace loom {
 namespace c_backend {

@@ -1,11 +1,11 @@
-#include "codegen/vector_reductions.h"
+#include "codegen/passes/vector_reductions.h"
 
 #include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "codegen/lane_analysis.h"
+#include "codegen/passes/lane_analysis.h"
 #include "ir/simplify.h"
 
 namespace loom {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_source.h"
+#include "codegen/c/source.h"
 #include "ir/stmt.h"
 
 namespace loom {

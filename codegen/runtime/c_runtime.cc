@@ -1,4 +1,4 @@
-#include "codegen/c_runtime.h"
+#include "codegen/runtime/c_runtime.h"
 
 namespace loom {
 

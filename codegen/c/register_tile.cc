@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_emitter.h"
-#include "codegen/lane_analysis.h"
-#include "codegen/unrolling.h"
+#include "codegen/c/emitter.h"
+#include "codegen/passes/lane_analysis.h"
+#include "codegen/passes/unrolling.h"
 #include "ir/simplify.h"
 
 namespace loom {

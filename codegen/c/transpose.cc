@@ -1,4 +1,4 @@
-// Transposing copies of the C backend (codegen/transpose_nest.h), as the
+// Transposing copies of the C backend (codegen/passes/transpose_nest.h), as the
 // LLVM backend emits them (codegen/llvm/transpose.cc): the nest's other
 // loops around square tiles read as rows, transposed by
 // __builtin_shufflevector in the same network, written as rows; the
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_emitter.h"
-#include "codegen/transpose_nest.h"
+#include "codegen/c/emitter.h"
+#include "codegen/passes/transpose_nest.h"
 #include "ir/simplify.h"
 
 namespace loom {

@@ -1,4 +1,4 @@
-#include "codegen/c_source.h"
+#include "codegen/c/source.h"
 
 #include <algorithm>
 #include <climits>
@@ -10,10 +10,10 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "codegen/c_emitter.h"
-#include "codegen/lane_analysis.h"
-#include "codegen/unrolling.h"
-#include "codegen/cpu_loop_passes.h"
+#include "codegen/c/emitter.h"
+#include "codegen/passes/lane_analysis.h"
+#include "codegen/passes/unrolling.h"
+#include "codegen/passes/cpu_loop_passes.h"
 #include "ir/error.h"
 #include "ir/simplify.h"
 
@@ -236,7 +236,7 @@ std::string c_function_name(const LoweredFunc& f) {
 std::string to_c_expr(const Expr& e, const CNames& names) { return c_backend::ExprPrinter(names).print(e); }
 
 std::string emit_c_source(const LoweredFunc& f, const CSourceOptions& opts) {
-  // With vector code, the loop rewrites of the JIT (codegen/cpu_loop_passes.h).
+  // With vector code, the loop rewrites of the JIT (codegen/passes/cpu_loop_passes.h).
   if (opts.vector_width > 0) return c_backend::CEmitter(prepare_cpu_loops(f, opts.vector_width), opts).run();
   return c_backend::CEmitter(f, opts).run();
 }

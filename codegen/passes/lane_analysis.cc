@@ -1,4 +1,4 @@
-#include "codegen/lane_analysis.h"
+#include "codegen/passes/lane_analysis.h"
 
 #include <algorithm>
 #include <map>

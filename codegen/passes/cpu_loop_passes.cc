@@ -1,8 +1,8 @@
-#include "codegen/cpu_loop_passes.h"
+#include "codegen/passes/cpu_loop_passes.h"
 
-#include "codegen/reciprocal_divisors.h"
-#include "codegen/vector_reductions.h"
-#include "codegen/zero_padding_taps.h"
+#include "codegen/passes/reciprocal_divisors.h"
+#include "codegen/passes/vector_reductions.h"
+#include "codegen/passes/zero_padding_taps.h"
 
 namespace loom {
 

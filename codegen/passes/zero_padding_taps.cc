@@ -1,4 +1,4 @@
-#include "codegen/zero_padding_taps.h"
+#include "codegen/passes/zero_padding_taps.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/unrolling.h"
+#include "codegen/passes/unrolling.h"
 #include "ir/simplify.h"
 
 namespace loom {
@@ -73,7 +73,7 @@ struct Loop {
   Var var;
   int64_t extent;
   ForKind kind;
-  int64_t unroll_limit;  // the auto_unroll_max_step in force (codegen/unrolling.h)
+  int64_t unroll_limit;  // the auto_unroll_max_step in force (codegen/passes/unrolling.h)
 };
 
 int stores_in(const Stmt& s) {

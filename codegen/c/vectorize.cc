@@ -18,8 +18,8 @@
 #include <cmath>
 #include <string>
 
-#include "codegen/c_emitter.h"
-#include "codegen/lane_analysis.h"
+#include "codegen/c/emitter.h"
+#include "codegen/passes/lane_analysis.h"
 #include "ir/error.h"
 #include "ir/simplify.h"
 

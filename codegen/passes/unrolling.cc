@@ -1,4 +1,4 @@
-#include "codegen/unrolling.h"
+#include "codegen/passes/unrolling.h"
 
 #include <climits>
 
