@@ -5,19 +5,26 @@
 // their NaN rules, rounding). The generic forms keep the unit portable.
 //
 // The vector math is a C port of codegen/llvm/vector_math.cc (the same
-// range reductions, polynomials and constants) so that the unit's results
-// match the JIT's to an ulp or so; see there for why each step is as it is.
+// range reductions and polynomials, the constants of
+// codegen/vector_math_coefficients.h, the same order of operations) so that
+// the unit's results match the JIT's to an ulp or so; see there for why
+// each step is as it is.
 #include <cmath>
+#include <cstddef>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "codegen/c/emitter.h"
+#include "codegen/vector_math_coefficients.h"
 
 namespace loom {
 namespace c_backend {
 
 namespace {
+
+namespace vm = vector_math;
 
 // Replaces every $F$ / $I$ / $L$ / $W$ in `text`.
 std::string fill(std::string text, int w) {
@@ -233,18 +240,34 @@ std::string core_helpers(int w) {
 
 // Horner's rule, highest degree first, declaring `out`: on vectors ($F$
 // helpers) or, with `scalar`, on floats.
-std::string horner(const std::string& out, const std::string& t, const std::vector<double>& coefs,
-                   bool scalar = false) {
+template <size_t N>
+std::string horner(const std::string& out, const std::string& t, const double (&coefs)[N], bool scalar = false) {
   auto k = [&](double c) { return scalar ? float_literal(c) : "$F$_splat(" + float_literal(c) + ")"; };
   const std::string fma = scalar ? "loom_f32_fma(" : "$F$_fma(";
   std::string s = "  " + std::string(scalar ? "float " : "$F$ ") + out + " = " + k(coefs[0]) + ";\n";
-  for (size_t i = 1; i < coefs.size(); ++i) s += "  " + out + " = " + fma + out + ", " + t + ", " + k(coefs[i]) + ");\n";
+  for (size_t i = 1; i < N; ++i) s += "  " + out + " = " + fma + out + ", " + t + ", " + k(coefs[i]) + ");\n";
   return s;
+}
+
+// An int32 constant as C hex text.
+std::string hex_literal(int32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", static_cast<unsigned>(v));
+  return buf;
+}
+
+// A constant of the scalar helpers: whole numbers (below 2^24, exact in a
+// float) as "10.0f", the form these helpers have always been written in,
+// where float_literal's shortest text would be "1e+01f"; others as
+// float_literal writes them.
+std::string scalar_literal(double d) {
+  if (d != std::trunc(d) || std::fabs(d) >= 16777216.0) return float_literal(d);
+  const std::string s = std::to_string(static_cast<long long>(std::fabs(d))) + ".0f";
+  return std::signbit(d) ? "(-" + s + ")" : s;
 }
 
 std::string math_helpers(int w) {
   auto c = [](double d) { return "$F$_splat(" + float_literal(d) + ")"; };
-  const double kLn2Hi = 0.693145751953125, kLn2Lo = 1.428606765330187045e-06;
   const double inf = std::numeric_limits<double>::infinity();
   const Isa x = isa_of(w);
   std::string s;
@@ -262,15 +285,17 @@ std::string math_helpers(int w) {
   s += "/* x = n ln2 + r, |r| <= ln2/2 and q = e^r - 1 (as vector_math.cc's exp_parts). */\n"
        "typedef struct {\n  $I$ n;\n  $F$ q;\n} $F$_expparts;\n"
        "LOOM_VHELPER $F$_expparts $F$_exp_parts($F$ x) {\n"
-       "  const $F$ shift = " + c(12582912.0) + ";\n"
-       "  const $F$ t = $F$_fma(x, " + c(1.4426950408889634) + ", shift);\n"
+       "  const $F$ shift = " + c(vm::kRoundShift) + ";\n"
+       "  const $F$ t = $F$_fma(x, " + c(vm::kLog2e) + ", shift);\n"
        "  const $F$ nf = t - shift;\n"
-       "  $F$ r = $F$_fma(nf, " + c(-kLn2Hi) + ", x);\n"
-       "  r = $F$_fma(nf, " + c(-kLn2Lo) + ", r);\n" +
-       horner("p", "r", {0.001392617612, 0.008363173075, 0.04166655466, 0.1666657703, 0.5}) +
-       "  $F$_expparts e;\n  e.q = $F$_fma(r * r, p, r);\n  e.n = ($I$)t - 0x4b400000;\n  return e;\n}\n";
+       "  $F$ r = $F$_fma(nf, " + c(-vm::kLn2Hi) + ", x);\n"
+       "  r = $F$_fma(nf, " + c(-vm::kLn2Lo) + ", r);\n" +
+       horner("p", "r", vm::kExpPoly) +
+       "  $F$_expparts e;\n  e.q = $F$_fma(r * r, p, r);\n  e.n = ($I$)t - " + hex_literal(vm::kRoundShiftBits) +
+       ";\n  return e;\n}\n";
   s += "LOOM_VHELPER $F$ $F$_exp($F$ x) {\n"
-       "  const $F$_expparts e = $F$_exp_parts($F$_min($F$_max(x, " + c(-104.0) + "), " + c(89.0) + "));\n"
+       "  const $F$_expparts e = $F$_exp_parts($F$_min($F$_max(x, " + c(vm::kExpMin) + "), " + c(vm::kExpMax) +
+       "));\n"
        "  const $I$ n1 = e.n >> 1, n2 = e.n - n1;\n"
        "  const $F$ s1 = $F$_pow2(n1);\n"
        "  return $F$_fma(e.q, s1, s1) * $F$_pow2(n2);\n}\n";
@@ -279,24 +304,24 @@ std::string math_helpers(int w) {
        "  const $I$ bits = ($I$)$F$_blend(denormal, x * " + c(std::ldexp(1.0, 23)) + ", x);\n"
        "  $I$ e = ((bits >> 23) & 0x1ff) - ((denormal & 150) | (~denormal & 127));\n"
        "  $F$ mant = ($F$)((bits & 0x7fffff) | 0x3f800000);\n"
-       "  const $I$ big = ($I$)(mant > " + c(1.41421356237309504880) + ");\n"
+       "  const $I$ big = ($I$)(mant > " + c(vm::kSqrt2) + ");\n"
        "  mant = $F$_blend(big, mant * " + c(0.5) + ", mant);\n"
        "  e -= big;\n"
        "  const $F$ f = mant - " + c(1.0) + ";\n"
        "  const $F$ s = f / (" + c(2.0) + " + f);\n"
        "  const $F$ z = s * s;\n" +
-       horner("p", "z", {2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3}) +
+       horner("p", "z", vm::kLogPoly) +
        "  const $F$ R = z * p;\n"
        "  const $F$ hfsq = " + c(0.5) + " * (f * f);\n"
        "  const $F$ ef = __builtin_convertvector(e, $F$);\n"
-       "  const $F$ lo = $F$_fma(ef, " + c(kLn2Lo) + ", s * (hfsq + R));\n"
-       "  $F$ y = $F$_fma(ef, " + c(kLn2Hi) + ", f - (hfsq - lo));\n"
+       "  const $F$ lo = $F$_fma(ef, " + c(vm::kLn2Lo) + ", s * (hfsq + R));\n"
+       "  $F$ y = $F$_fma(ef, " + c(vm::kLn2Hi) + ", f - (hfsq - lo));\n"
        "  y = $F$_blend(($I$)(x == " + c(inf) + "), x, y);\n"
        "  y = $F$_blend(($I$)(x == " + c(0.0) + "), " + c(-inf) + ", y);\n"
        "  y = $F$_blend(($I$)(x < " + c(0.0) + "), " + c(std::numeric_limits<double>::quiet_NaN()) + ", y);\n"
        "  return $F$_blend(($I$)(x != x), x, y);\n}\n";
   s += "LOOM_VHELPER $F$ $F$_tanh($F$ x) {\n"
-       "  const $F$ a = $F$_min($F$_fabs(x), " + c(10.0) + ");\n"
+       "  const $F$ a = $F$_min($F$_fabs(x), " + c(vm::kTanhSaturation) + ");\n"
        "  const $F$_expparts e = $F$_exp_parts(a + a);\n"
        "  const $F$ s = $F$_pow2(e.n);\n"
        "  const $F$ em = $F$_fma(e.q, s, s - " + c(1.0) + ");\n"
@@ -308,27 +333,23 @@ std::string math_helpers(int w) {
   s += "LOOM_VHELPER $F$ $F$_erf($F$ x) {\n"
        "  const $F$ a = $F$_fabs(x);\n"
        "  const $F$ u = x * x;\n" +
-       horner("ps", "u", {1.48071928e-08, -1.63658441e-07, 1.64621144e-06, -1.49256502e-05, 0.000120553326,
-                          -0.000854832702, 0.00522397785, -0.0268661715, 0.112837918, -0.376126379, 1.12837923}) +
+       horner("ps", "u", vm::kErfSmallPoly) +
        "  const $F$ small = x * ps;\n"
-       "  const $F$ ac = $F$_max($F$_min(a, " + c(4.0) + "), " + c(1.0) + ");\n"
-       "  const $F$ t = (ac - " + c(2.5) + ") * " + c(1.0 / 1.5) + ";\n" +
-       horner("g", "t", {1.33658359e-05, -3.68889123e-05, 5.63035755e-05, -0.000144057791, 0.000412986934,
-                         -0.00101700891, 0.00240248744, -0.00556738023, 0.01248952, -0.0270057172, 0.0561104864,
-                         -0.111521006, 0.21080637}) +
+       "  const $F$ ac = $F$_max($F$_min(a, " + c(vm::kErfLargeMax) + "), " + c(vm::kErfLargeMin) + ");\n"
+       "  const $F$ t = (ac - " + c(vm::kErfLargeCenter) + ") * " + c(vm::kErfLargeScale) + ";\n" +
+       horner("g", "t", vm::kErfLargePoly) +
        "  const $F$ hi = ac * ac;\n"
        "  const $F$ lo = $F$_fma_exact(ac, ac, -hi);\n"
        "  const $F$ ex = $F$_exp(-hi) * (" + c(1.0) + " - lo);\n"
        "  const $F$ large = $F$_copysign(" + c(1.0) + " - ex * g, x);\n"
-       "  return $F$_blend(($I$)(a < " + c(1.0) + "), small, large);\n}\n";
+       "  return $F$_blend(($I$)(a < " + c(vm::kErfLargeMin) + "), small, large);\n}\n";
   return s;
 }
 
 }  // namespace
 
 std::string c_scalar_math_helpers() {
-  auto c = [](double d) { return float_literal(d); };
-  const double kLn2Hi = 0.693145751953125, kLn2Lo = 1.428606765330187045e-06;
+  auto c = scalar_literal;
   std::string s =
       "/* Floats: the vector math's algorithms one lane at a time. */\n"
       "LOOM_VHELPER int32_t loom_f32_bits(float x) {\n  int32_t i;\n  __builtin_memcpy(&i, &x, 4);\n  return i;\n}\n"
@@ -343,17 +364,18 @@ std::string c_scalar_math_helpers() {
       "LOOM_VHELPER float loom_f32_pow2(int32_t n) { return loom_f32_of_bits((n + 127) << 23); }\n"
       "typedef struct {\n  int32_t n;\n  float q;\n} loom_f32_expparts;\n"
       "LOOM_VHELPER loom_f32_expparts loom_f32_exp_parts(float x) {\n"
-      "  const float shift = " + c(12582912.0) + ";\n"
-      "  const float t = loom_f32_fma(x, " + c(1.4426950408889634) + ", shift);\n"
+      "  const float shift = " + c(vm::kRoundShift) + ";\n"
+      "  const float t = loom_f32_fma(x, " + c(vm::kLog2e) + ", shift);\n"
       "  const float nf = t - shift;\n"
-      "  float r = loom_f32_fma(nf, " + c(-kLn2Hi) + ", x);\n"
-      "  r = loom_f32_fma(nf, " + c(-kLn2Lo) + ", r);\n" +
-      horner("p", "r", {0.001392617612, 0.008363173075, 0.04166655466, 0.1666657703, 0.5}, true) +
-      "  loom_f32_expparts e;\n  e.q = loom_f32_fma(r * r, p, r);\n  e.n = loom_f32_bits(t) - 0x4b400000;\n"
+      "  float r = loom_f32_fma(nf, " + c(-vm::kLn2Hi) + ", x);\n"
+      "  r = loom_f32_fma(nf, " + c(-vm::kLn2Lo) + ", r);\n" +
+      horner("p", "r", vm::kExpPoly, true) +
+      "  loom_f32_expparts e;\n  e.q = loom_f32_fma(r * r, p, r);\n  e.n = loom_f32_bits(t) - " +
+      hex_literal(vm::kRoundShiftBits) + ";\n"
       "  return e;\n}\n"
       "LOOM_VHELPER float loom_f32_exp(float x) {\n"
-      "  const loom_f32_expparts e = loom_f32_exp_parts(loom_f32_min(loom_f32_max(x, " + c(-104.0) + "), " + c(89.0) +
-      "));\n"
+      "  const loom_f32_expparts e = loom_f32_exp_parts(loom_f32_min(loom_f32_max(x, " + c(vm::kExpMin) + "), " +
+      c(vm::kExpMax) + "));\n"
       "  const int32_t n1 = e.n >> 1, n2 = e.n - n1;\n"
       "  const float s1 = loom_f32_pow2(n1);\n"
       "  return loom_f32_fma(e.q, s1, s1) * loom_f32_pow2(n2);\n}\n"
@@ -362,24 +384,24 @@ std::string c_scalar_math_helpers() {
       "  const int32_t bits = loom_f32_bits(denormal ? x * " + c(std::ldexp(1.0, 23)) + " : x);\n"
       "  int32_t e = ((bits >> 23) & 0x1ff) - (denormal ? 150 : 127);\n"
       "  float mant = loom_f32_of_bits((bits & 0x7fffff) | 0x3f800000);\n"
-      "  const int big = mant > " + c(1.41421356237309504880) + ";\n"
+      "  const int big = mant > " + c(vm::kSqrt2) + ";\n"
       "  mant = big ? mant * 0.5f : mant;\n"
       "  e += big;\n"
       "  const float f = mant - 1.0f;\n"
       "  const float s = f / (2.0f + f);\n"
       "  const float z = s * s;\n" +
-      horner("p", "z", {2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3}, true) +
+      horner("p", "z", vm::kLogPoly, true) +
       "  const float R = z * p;\n"
       "  const float hfsq = 0.5f * (f * f);\n"
       "  const float ef = (float)e;\n"
-      "  const float lo = loom_f32_fma(ef, " + c(kLn2Lo) + ", s * (hfsq + R));\n"
-      "  float y = loom_f32_fma(ef, " + c(kLn2Hi) + ", f - (hfsq - lo));\n"
+      "  const float lo = loom_f32_fma(ef, " + c(vm::kLn2Lo) + ", s * (hfsq + R));\n"
+      "  float y = loom_f32_fma(ef, " + c(vm::kLn2Hi) + ", f - (hfsq - lo));\n"
       "  y = x == INFINITY ? x : y;\n"
       "  y = x == 0.0f ? -INFINITY : y;\n"
       "  y = x < 0.0f ? NAN : y;\n"
       "  return x != x ? x : y;\n}\n"
       "LOOM_VHELPER float loom_f32_tanh(float x) {\n"
-      "  const float a = loom_f32_min(fabsf(x), 10.0f);\n"
+      "  const float a = loom_f32_min(fabsf(x), " + c(vm::kTanhSaturation) + ");\n"
       "  const loom_f32_expparts e = loom_f32_exp_parts(a + a);\n"
       "  const float s = loom_f32_pow2(e.n);\n"
       "  const float em = loom_f32_fma(e.q, s, s - 1.0f);\n"
@@ -390,19 +412,16 @@ std::string c_scalar_math_helpers() {
       "LOOM_VHELPER float loom_f32_erf(float x) {\n"
       "  const float a = fabsf(x);\n"
       "  const float u = x * x;\n" +
-      horner("ps", "u", {1.48071928e-08, -1.63658441e-07, 1.64621144e-06, -1.49256502e-05, 0.000120553326,
-                                -0.000854832702, 0.00522397785, -0.0268661715, 0.112837918, -0.376126379, 1.12837923}, true) +
+      horner("ps", "u", vm::kErfSmallPoly, true) +
       "  const float small = x * ps;\n"
-      "  const float ac = loom_f32_max(loom_f32_min(a, 4.0f), 1.0f);\n"
-      "  const float t = (ac - 2.5f) * " + c(1.0 / 1.5) + ";\n" +
-      horner("g", "t", {1.33658359e-05, -3.68889123e-05, 5.63035755e-05, -0.000144057791, 0.000412986934,
-                               -0.00101700891, 0.00240248744, -0.00556738023, 0.01248952, -0.0270057172, 0.0561104864,
-                               -0.111521006, 0.21080637}, true) +
+      "  const float ac = loom_f32_max(loom_f32_min(a, " + c(vm::kErfLargeMax) + "), " + c(vm::kErfLargeMin) + ");\n"
+      "  const float t = (ac - " + c(vm::kErfLargeCenter) + ") * " + c(vm::kErfLargeScale) + ";\n" +
+      horner("g", "t", vm::kErfLargePoly, true) +
       "  const float hi = ac * ac;\n"
       "  const float lo = __builtin_fmaf(ac, ac, -hi);\n"
       "  const float ex = loom_f32_exp(-hi) * (1.0f - lo);\n"
       "  const float large = copysignf(1.0f - ex * g, x);\n"
-      "  return a < 1.0f ? small : large;\n}\n";
+      "  return a < " + c(vm::kErfLargeMin) + " ? small : large;\n}\n";
   return s;
 }
 

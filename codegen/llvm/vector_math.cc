@@ -4,14 +4,18 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
+
+#include "codegen/vector_math_coefficients.h"
 
 namespace loom {
 namespace llvm_backend {
 
 namespace {
+
+namespace vm = vector_math;
 
 // Builds float expressions of one shape (scalar or vector) with splatted
 // constants.
@@ -43,7 +47,8 @@ struct Math {
   llvm::Value* as_int(llvm::Value* x) { return b.CreateBitCast(x, ity); }
   llvm::Value* as_float(llvm::Value* i) { return b.CreateBitCast(i, ty); }
   // Horner: coefs highest degree first.
-  llvm::Value* poly(llvm::Value* t, std::initializer_list<double> coefs) {
+  template <size_t N>
+  llvm::Value* poly(llvm::Value* t, const double (&coefs)[N]) {
     llvm::Value* acc = nullptr;
     for (double k : coefs) acc = acc ? fma(acc, t, c(k)) : c(k);
     return acc;
@@ -56,29 +61,28 @@ struct Math {
 // trailing zero bits so that n * hi is exact), and q = e^r - 1 = r + r^2 P(r),
 // P a Chebyshev fit of degree 4 (error below 0.1 ulp of e^r). n is rounded
 // by adding 1.5 * 2^23, whose bits then hold it: no conversion, and a NaN
-// stays a NaN through every step. For |x| < 2^21.
+// stays a NaN through every step. For |x| < 2^21. The constants are
+// codegen/vector_math_coefficients.h's, as are all below.
 struct ExpParts {
   llvm::Value* n;  // i32
   llvm::Value* q;
 };
 
 ExpParts exp_parts(Math& m, llvm::Value* x) {
-  const double kLog2e = 1.4426950408889634, kLn2Hi = 0.693145751953125, kLn2Lo = 1.428606765330187045e-06;
-  const double kShift = 12582912.0;  // 1.5 * 2^23, bits 0x4b400000
-  llvm::Value* t = m.fma(x, m.c(kLog2e), m.c(kShift));
-  llvm::Value* nf = m.sub(t, m.c(kShift));
-  llvm::Value* r = m.fma(nf, m.c(-kLn2Hi), x);
-  r = m.fma(nf, m.c(-kLn2Lo), r);
-  llvm::Value* p = m.poly(r, {0.001392617612, 0.008363173075, 0.04166655466, 0.1666657703, 0.5});
+  llvm::Value* t = m.fma(x, m.c(vm::kLog2e), m.c(vm::kRoundShift));
+  llvm::Value* nf = m.sub(t, m.c(vm::kRoundShift));
+  llvm::Value* r = m.fma(nf, m.c(-vm::kLn2Hi), x);
+  r = m.fma(nf, m.c(-vm::kLn2Lo), r);
+  llvm::Value* p = m.poly(r, vm::kExpPoly);
   llvm::Value* q = m.fma(m.mul(r, r), p, r);
-  return {m.b.CreateSub(m.as_int(t), m.ci(0x4b400000)), q};
+  return {m.b.CreateSub(m.as_int(t), m.ci(vm::kRoundShiftBits)), q};
 }
 
 llvm::Value* exp_of(Math& m, llvm::Value* x) {
   // e^x overflows above 88.72 and is below half the smallest denormal under
   // -103.97: clamped there, n stays in [-150, 128], and 2^n is applied as
   // two normal factors so that denormal results round once.
-  ExpParts e = exp_parts(m, m.at_most(m.at_least(x, -104.0), 89.0));
+  ExpParts e = exp_parts(m, m.at_most(m.at_least(x, vm::kExpMin), vm::kExpMax));
   llvm::Value* n1 = m.b.CreateAShr(e.n, m.ci(1));
   llvm::Value* n2 = m.b.CreateSub(e.n, n1);
   llvm::Value* s1 = m.pow2(n1);
@@ -101,7 +105,7 @@ llvm::Value* emit_log(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* e = b.CreateSub(b.CreateLShr(bits, m.ci(23)), m.sel(denormal, m.ci(127 + 23), m.ci(127)));
   // x = 2^e * mant, mant in [sqrt(1/2), sqrt(2)): f = mant - 1 is exact.
   llvm::Value* mant = m.as_float(b.CreateOr(b.CreateAnd(bits, m.ci(0x7fffff)), m.ci(0x3f800000)));
-  llvm::Value* big = b.CreateFCmpOGT(mant, m.c(1.41421356237309504880));
+  llvm::Value* big = b.CreateFCmpOGT(mant, m.c(vm::kSqrt2));
   mant = m.sel(big, m.mul(mant, m.c(0.5)), mant);
   e = b.CreateAdd(e, b.CreateZExt(big, m.ity));
   llvm::Value* f = m.sub(mant, m.c(1.0));
@@ -109,12 +113,11 @@ llvm::Value* emit_log(llvm::IRBuilder<>& b, llvm::Value* x) {
   // - 2s in s^2 (|s| < 0.1716: the series to s^9 is within 2e-9).
   llvm::Value* s = m.div(f, m.add(m.c(2.0), f));
   llvm::Value* z = m.mul(s, s);
-  llvm::Value* R = m.mul(z, m.poly(z, {2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3}));
+  llvm::Value* R = m.mul(z, m.poly(z, vm::kLogPoly));
   llvm::Value* hfsq = m.mul(m.c(0.5), m.mul(f, f));
   llvm::Value* ef = b.CreateSIToFP(e, m.ty);
-  const double kLn2Hi = 0.693145751953125, kLn2Lo = 1.428606765330187045e-06;
-  llvm::Value* lo = m.fma(ef, m.c(kLn2Lo), m.mul(s, m.add(hfsq, R)));
-  llvm::Value* y = m.fma(ef, m.c(kLn2Hi), m.sub(f, m.sub(hfsq, lo)));
+  llvm::Value* lo = m.fma(ef, m.c(vm::kLn2Lo), m.mul(s, m.add(hfsq, R)));
+  llvm::Value* y = m.fma(ef, m.c(vm::kLn2Hi), m.sub(f, m.sub(hfsq, lo)));
   const double inf = std::numeric_limits<double>::infinity();
   y = m.sel(b.CreateFCmpOEQ(x, m.c(inf)), x, y);
   y = m.sel(b.CreateFCmpOEQ(x, m.c(0.0)), m.c(-inf), y);
@@ -126,7 +129,7 @@ llvm::Value* emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   Math m(b, x);
   // tanh|x| = em / (em + 2), em = e^(2|x|) - 1 = 2^n q + (2^n - 1) without
   // the cancellation of e^(2|x|) - 1 near 0; from |x| = 10 on it rounds to 1.
-  llvm::Value* a = m.at_most(m.un(llvm::Intrinsic::fabs, x), 10.0);
+  llvm::Value* a = m.at_most(m.un(llvm::Intrinsic::fabs, x), vm::kTanhSaturation);
   ExpParts e = exp_parts(m, m.add(a, a));
   llvm::Value* s = m.pow2(e.n);
   llvm::Value* em = m.fma(e.q, s, m.sub(s, m.c(1.0)));
@@ -148,23 +151,19 @@ llvm::Value* emit_erf(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* a = m.un(llvm::Intrinsic::fabs, x);
   // |x| < 1: erf(x) = x P(x^2), P the Taylor series to x^20 (within 1e-9).
   llvm::Value* u = m.mul(x, x);
-  llvm::Value* small = m.mul(x, m.poly(u, {1.48071928e-08, -1.63658441e-07, 1.64621144e-06, -1.49256502e-05,
-                                           0.000120553326, -0.000854832702, 0.00522397785, -0.0268661715,
-                                           0.112837918, -0.376126379, 1.12837923}));
+  llvm::Value* small = m.mul(x, m.poly(u, vm::kErfSmallPoly));
   // 1 <= |x| <= 4: erf|x| = 1 - e^(-x^2) g(|x|), g = erfc e^(x^2) fitted by a
   // Chebyshev polynomial of degree 12 in t = (|x| - 2.5) / 1.5 (relative
   // error 1.3e-8); x^2 in two parts (hi + lo exact) so that e^(-x^2) keeps
   // its accuracy. Beyond 4, erf rounds to +-1.
-  llvm::Value* ac = m.at_least(m.at_most(a, 4.0), 1.0);
-  llvm::Value* t = m.mul(m.sub(ac, m.c(2.5)), m.c(1.0 / 1.5));
-  llvm::Value* g = m.poly(t, {1.33658359e-05, -3.68889123e-05, 5.63035755e-05, -0.000144057791, 0.000412986934,
-                              -0.00101700891, 0.00240248744, -0.00556738023, 0.01248952, -0.0270057172,
-                              0.0561104864, -0.111521006, 0.21080637});
+  llvm::Value* ac = m.at_least(m.at_most(a, vm::kErfLargeMax), vm::kErfLargeMin);
+  llvm::Value* t = m.mul(m.sub(ac, m.c(vm::kErfLargeCenter)), m.c(vm::kErfLargeScale));
+  llvm::Value* g = m.poly(t, vm::kErfLargePoly);
   llvm::Value* hi = m.mul(ac, ac);
   llvm::Value* lo = b.CreateIntrinsic(llvm::Intrinsic::fma, {m.ty}, {ac, ac, b.CreateFNeg(hi)});
   llvm::Value* ex = m.mul(exp_of(m, b.CreateFNeg(hi)), m.sub(m.c(1.0), lo));
   llvm::Value* large = m.bin(llvm::Intrinsic::copysign, m.sub(m.c(1.0), m.mul(ex, g)), x);
-  return m.sel(b.CreateFCmpOLT(a, m.c(1.0)), small, large);
+  return m.sel(b.CreateFCmpOLT(a, m.c(vm::kErfLargeMin)), small, large);
 }
 
 bool emit_pow_constant(llvm::IRBuilder<>& b, llvm::Value* x, double y, llvm::Value** out) {
