@@ -1,6 +1,6 @@
 // Helpers shared by the GPU tests: random GPU states of a workload (all, or
 // only those with a cross-thread reduction), and REQUIRE_NVRTC() for tests
-// that compile CUDA. Suites named *Long run more programs (ctest label long).
+// that compile CUDA. Suites named DISABLED_*Long run more programs (ctest label long).
 #pragma once
 
 #include <algorithm>

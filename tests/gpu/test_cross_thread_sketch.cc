@@ -135,8 +135,8 @@ void check_compute_the_reference_serially(int n) {
 
 TEST(GpuCrossThreadStates, ComputeTheReferenceSerially) { check_compute_the_reference_serially(4); }
 
-// ctest label long: more programs.
-TEST(GpuCrossThreadStatesLong, ComputeTheReferenceSerially) { check_compute_the_reference_serially(12); }
+// ctest label long (a run by hand: --gtest_also_run_disabled_tests): more programs.
+TEST(DISABLED_GpuCrossThreadStatesLong, ComputeTheReferenceSerially) { check_compute_the_reference_serially(12); }
 
 TEST(GpuCrossThreadStates, AnyThreadCountComputesTheReferenceSerially) {
   // A tile-size mutation may leave a count that is not a power of two.

@@ -55,8 +55,8 @@ void check_suite_workloads_match_the_reference(int n) {
 
 TEST(CudaDevice, SuiteWorkloadsMatchTheReference) { check_suite_workloads_match_the_reference(6); }
 
-// ctest label long: more programs.
-TEST(CudaDeviceLong, SuiteWorkloadsMatchTheReference) { check_suite_workloads_match_the_reference(24); }
+// ctest label long (a run by hand: --gtest_also_run_disabled_tests): more programs.
+TEST(DISABLED_CudaDeviceLong, SuiteWorkloadsMatchTheReference) { check_suite_workloads_match_the_reference(24); }
 
 // Cross-thread reductions (block allreduce): sum, max and min, fused with
 // their consumer or not, thread counts from the annotation and odd ones (a
@@ -85,8 +85,8 @@ void check_cross_thread_reductions_match_the_reference(int n) {
 
 TEST(CudaDevice, CrossThreadReductionsMatchTheReference) { check_cross_thread_reductions_match_the_reference(4); }
 
-// ctest label long: more programs.
-TEST(CudaDeviceLong, CrossThreadReductionsMatchTheReference) { check_cross_thread_reductions_match_the_reference(12); }
+// ctest label long (a run by hand: --gtest_also_run_disabled_tests): more programs.
+TEST(DISABLED_CudaDeviceLong, CrossThreadReductionsMatchTheReference) { check_cross_thread_reductions_match_the_reference(12); }
 
 TEST(CudaDevice, FullSizeMatmulMatchesTheReference) {
   REQUIRE_DEVICE(dev);

@@ -127,10 +127,11 @@ TEST_P(SampledPrograms, MatchTheReference) { check_sampled_programs(GetParam(), 
 INSTANTIATE_TEST_SUITE_P(Registry, SampledPrograms, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
 
-// ctest label long: 25 times the programs.
+// ctest label long (a run by hand: --gtest_also_run_disabled_tests): 25
+// times the programs.
 class SampledProgramsLong : public ::testing::TestWithParam<Case> {};
 TEST_P(SampledProgramsLong, MatchTheReference) { check_sampled_programs(GetParam(), 400); }
-INSTANTIATE_TEST_SUITE_P(Registry, SampledProgramsLong, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(DISABLED_Registry, SampledProgramsLong, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
