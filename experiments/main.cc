@@ -17,7 +17,7 @@ const Verb kVerbs[] = {
      "lower, compile (LLVM), check and time one schedule", run_verb},
     {"measure", "loom measure FILE.json [--log PATH] [--repeat N] [--min-repeat-ms MS] [--threads N] [--flush]",
      "measure several schedules of a task in worker processes (the tuner's path)", measure_verb},
-    {"tune", "loom tune CONFIG.json [--trials N] [--distributed]",
+    {"tune", "loom tune CONFIG.json [--trials N] [--time-budget DURATION] [--distributed]",
      "tune every task of an experiment config (log written as it goes; Ctrl-C stops cleanly); "
      "--distributed under mpirun: rank 0 tunes, the other ranks measure",
      tune_verb},

@@ -17,6 +17,8 @@ constexpr int kExitUsage = 2;    // bad input: malformed file, unknown workload,
 // The integer value after flag a[i] (i advances past it); throws LoomError
 // naming the flag when it is missing, not an integer, or below min_value.
 int int_flag(const Args& a, size_t& i, const char* name, int min_value = 1);
+// The duration after flag a[i] in seconds: "90", "90s", "5m", "1.5h".
+double duration_flag(const Args& a, size_t& i, const char* name);
 
 struct Verb {
   const char* name;

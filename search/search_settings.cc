@@ -13,6 +13,10 @@ const SettingsTable<SearchSettings>& table() {
   using S = SearchSettings;
   static const SettingsTable<S> t({
       integer_setting("num_trials", &S::num_trials, 1, 10000000, "measurements in total, all tasks together"),
+      number_setting("time_budget_s", &S::time_budget_s, 0, 1e8,
+                     "wall-clock seconds a run of `loom tune` may search (`--time-budget 5m`): once a round ends "
+                     "past it, the run stops as if its trials were spent and confirms each task's best programs; "
+                     "a resumed run has a budget of its own. 0 = none"),
       integer_setting("measures_per_round", &S::measures_per_round, 1, 100000,
        "measured per round: the top predicted states not measured before (nor their loop nest under other steps), "
        "neighbours of the best measured programs "

@@ -26,6 +26,7 @@ enum class TaskSchedulerKind : uint8_t {
 
 struct SearchSettings {
   int num_trials = 1000;
+  double time_budget_s = 0;  // 0: none
   int measures_per_round = 64;
   double eps_greedy = 0.05;
   int transfer_per_round = 2;

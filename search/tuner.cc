@@ -292,7 +292,8 @@ void Tuner::run() {
   auto t0 = Clock::now();
   double before = elapsed_s_;
   const int trials_before = trials_;
-  while (trials_ < opts_.search.num_trials && !stop_requested()) {
+  bool budget_spent = false;
+  while (trials_ < opts_.search.num_trials && !stop_requested() && !budget_spent) {
     std::vector<TaskProgress> progress;
     for (size_t i = 0; i < policies_.size(); ++i) {
       const SearchPolicy& p = *policies_[i];
@@ -317,6 +318,13 @@ void Tuner::run() {
     }
     one_round(ti);
     elapsed_s_ = before + seconds_since(t0);
+    // At least one round runs, so that a budget shorter than a round still
+    // measures something.
+    if (opts_.search.time_budget_s > 0 && seconds_since(t0) >= opts_.search.time_budget_s) {
+      opts_.print(fmt("time budget of %g s spent after round %d: %d of %d trials", opts_.search.time_budget_s,
+                      round_, trials_, opts_.search.num_trials));
+      budget_spent = true;
+    }
     // Several tasks (a network's): where the budget went and the estimated
     // end-to-end latency, the objective the task scheduler minimizes.
     if (policies_.size() > 1) {

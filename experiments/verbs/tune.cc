@@ -28,21 +28,24 @@ void on_sigint(int) {
 }  // namespace
 
 namespace {
-int tune(const std::string& file, int trials, Transport* transport);
+int tune(const std::string& file, int trials, double time_budget_s, Transport* transport);
 }  // namespace
 
 int tune_verb(const Args& args) {
   std::string file;
   int trials = 0;
+  double time_budget_s = 0;
   bool distributed = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--trials") trials = int_flag(args, i, "--trials");
+    else if (args[i] == "--time-budget") time_budget_s = duration_flag(args, i, "--time-budget");
     else if (args[i] == "--distributed") distributed = true;
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
     else if (file.empty()) file = args[i];
     else throw LoomError("tune takes one CONFIG.json");
   }
-  if (file.empty()) throw LoomError("usage: loom tune CONFIG.json [--trials N] [--distributed]");
+  if (file.empty())
+    throw LoomError("usage: loom tune CONFIG.json [--trials N] [--time-budget DURATION] [--distributed]");
   std::unique_ptr<Transport> transport;
   if (distributed) {
     transport = make_mpi_transport();
@@ -54,7 +57,7 @@ int tune_verb(const Args& args) {
     }
   }
   try {
-    return tune(file, trials, transport.get());
+    return tune(file, trials, time_budget_s, transport.get());
   } catch (...) {
     // The nodes wait for a setup that will not come: tell them to end.
     if (transport)
@@ -65,9 +68,10 @@ int tune_verb(const Args& args) {
 
 namespace {
 
-int tune(const std::string& file, int trials, Transport* transport) {
+int tune(const std::string& file, int trials, double time_budget_s, Transport* transport) {
   ExperimentConfig cfg = ExperimentConfig::load(file);
   if (trials > 0) cfg.search.num_trials = trials;
+  if (time_budget_s > 0) cfg.search.time_budget_s = time_budget_s;
 
   std::printf("loom tune %s\nsettings: %s\n", file.c_str(), cfg.to_json().dump().c_str());
   auto new_model = [&cfg] {

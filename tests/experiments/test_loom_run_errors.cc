@@ -78,6 +78,16 @@ TEST(LoomFlags, BadIntegerFlagValueIsNamedForEveryVerb) {
   }
 }
 
+TEST(LoomFlags, ABadDurationIsNamed) {
+  for (std::string value : {"5x", "-3m", "0", "soon"}) {
+    Result r = run_loom("tune config.json --time-budget " + value);
+    EXPECT_EQ(r.exit_code, 2) << value << ": " << r.output;
+    EXPECT_NE(r.output.find("--time-budget: expected a positive duration such as 90s, 5m or 1.5h, got '" + value + "'"),
+              std::string::npos)
+        << r.output;
+  }
+}
+
 TEST(LoomRun, CorrectScheduleReportsCorrect) {
   std::string f = write_scratch_file("ok.json", R"({"workload": "matmul", "params": {"M": 16, "N": 16, "K": 16},
     "steps": [["SP", 2, 1, 16, [8], 1], ["AN", 2, 2, "vectorize"]]})");

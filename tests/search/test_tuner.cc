@@ -1,6 +1,8 @@
 // The tuning loop end to end on a tiny task with real worker processes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -54,6 +56,21 @@ TEST(Tuner, SameSeedAndRandomModelGiveIdenticalLogs) {
   auto la = logged_steps(a), lb = logged_steps(b);
   EXPECT_EQ(la.size(), 24u);
   EXPECT_EQ(la, lb);
+}
+
+// A run stops at the end of the round that spent its time budget, then
+// confirms as a run whose trials are spent; at least one round runs.
+TEST(Tuner, ATimeBudgetStopsTheRunAfterTheRoundThatSpentIt) {
+  std::string log = temp_log("budget.jsonl");
+  TunerOptions o = tiny_options(log, 64);
+  o.search.time_budget_s = 1e-9;
+  std::vector<std::string> lines;
+  o.print = [&](const std::string& l) { lines.push_back(l); };
+  Tuner(tiny_tasks(), o, make_cost_model("random")).run();
+  EXPECT_EQ(logged_steps(log).size(), 8u);  // one round of measures_per_round
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("time budget of 1e-09 s spent after round 1: 8 of 64 trials") != std::string::npos;
+  }));
 }
 
 // An estimate needs a round's pace: none after the first round (and none
