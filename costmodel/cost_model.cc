@@ -9,6 +9,7 @@
 #include "costmodel/mlp_model.h"
 #include "costmodel/xgb_model.h"
 #include "ir/error.h"
+#include "ir/settings_table.h"
 
 namespace loom {
 
@@ -279,12 +280,7 @@ const std::vector<std::string>& cost_model_kinds() {
   return names;
 }
 
-std::string cost_model_kind_names() {
-  const auto& k = cost_model_kinds();
-  std::string s;
-  for (size_t i = 0; i < k.size(); ++i) s += std::string(i == 0 ? "" : i + 1 == k.size() ? " or " : ", ") + k[i];
-  return s;
-}
+std::string cost_model_kind_names() { return alternatives(cost_model_kinds()); }
 
 std::unique_ptr<CostModel> make_cost_model(const std::string& kind, const nlohmann::json& settings) {
   nlohmann::json s = settings.is_null() ? nlohmann::json::object() : settings;

@@ -57,12 +57,6 @@ namespace {
 
 using C = ExperimentConfig;
 
-std::string names_in_backquotes(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "`" : ", `") + n + "`";
-  return s;
-}
-
 // "`onednn`, `openblas` (CPU), `cublas`, `cudnn` (CUDA)": the list's
 // libraries, each target kind's after them.
 std::string baseline_range() {
@@ -78,7 +72,7 @@ std::string baseline_range() {
 const SettingsTable<C>& cost_model_table() {
   static const SettingsTable<C> t({
       custom_setting<C>(
-          "kind", names_in_backquotes(cost_model_kinds()), "", "the cost model: `mlp` a LibTorch MLP, `xgb` XGBoost, `random` random scores",
+          "kind", alternatives(cost_model_kinds(), "`", ", "), "", "the cost model: `mlp` a LibTorch MLP, `xgb` XGBoost, `random` random scores",
           [](const nlohmann::json& v, const std::string& where, C& c) {
             c.cost_model = string(v, where);
             const auto& kinds = cost_model_kinds();

@@ -41,6 +41,16 @@ struct SettingField {
   std::function<nlohmann::json(const S& s)> get;
 };
 
+// "a, b or c" (`quote` around each name; `last_sep` before the last): the
+// choices of a setting, or of any list, in messages and docs.
+inline std::string alternatives(const std::vector<std::string>& names, const char* quote = "",
+                                const char* last_sep = " or ") {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += std::string(i == 0 ? "" : i + 1 == names.size() ? last_sep : ", ") + quote + names[i] + quote;
+  return s;
+}
+
 namespace settings_detail {
 
 inline std::string range_text(double lo, double hi) {
@@ -49,12 +59,6 @@ inline std::string range_text(double lo, double hi) {
   return os.str();
 }
 
-inline std::string alternatives(const std::vector<std::string>& names, const char* quote, const char* last_sep) {
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i)
-    s += std::string(i == 0 ? "" : i + 1 == names.size() ? last_sep : ", ") + quote + names[i] + quote;
-  return s;
-}
 
 }  // namespace settings_detail
 
@@ -116,12 +120,12 @@ SettingField<S> bool_setting(const char* key, bool S::*member, const char* doc) 
 template <typename S>
 SettingField<S> string_setting(const char* key, std::string S::*member, const char* doc,
                                std::vector<std::string> names = {}) {
-  SettingField<S> f{key, doc, names.empty() ? "text" : settings_detail::alternatives(names, "`", ", "), "", {}, {}};
+  SettingField<S> f{key, doc, names.empty() ? "text" : alternatives(names, "`", ", "), "", {}, {}};
   f.parse = [member, names](const nlohmann::json& v, const std::string& where, S& s) {
     if (!v.is_string()) throw LoomError(where + ": expected a string, got " + v.dump());
     const std::string x = v.get<std::string>();
     if (!names.empty() && std::find(names.begin(), names.end(), x) == names.end())
-      throw LoomError(where + ": expected " + settings_detail::alternatives(names, "\"", " or ") + ", got " + v.dump());
+      throw LoomError(where + ": expected " + alternatives(names, "\"", " or ") + ", got " + v.dump());
     s.*member = x;
   };
   f.get = [member](const S& s) { return nlohmann::json(s.*member); };
@@ -132,14 +136,14 @@ SettingField<S> string_setting(const char* key, std::string S::*member, const ch
 template <typename S, typename E>
 SettingField<S> enum_setting(const char* key, E S::*member, std::vector<std::string> names, const char* doc) {
   static_assert(std::is_enum_v<E>);
-  SettingField<S> f{key, doc, settings_detail::alternatives(names, "`", ", "), "", {}, {}};
+  SettingField<S> f{key, doc, alternatives(names, "`", ", "), "", {}, {}};
   f.parse = [member, names](const nlohmann::json& v, const std::string& where, S& s) {
     for (size_t i = 0; i < names.size(); ++i)
       if (v.is_string() && v.get<std::string>() == names[i]) {
         s.*member = static_cast<E>(i);
         return;
       }
-    throw LoomError(where + ": expected " + settings_detail::alternatives(names, "\"", " or ") + ", got " + v.dump());
+    throw LoomError(where + ": expected " + alternatives(names, "\"", " or ") + ", got " + v.dump());
   };
   f.get = [member, names](const S& s) { return nlohmann::json(names.at(static_cast<size_t>(s.*member))); };
   return f;

@@ -3,6 +3,8 @@
 // target, and the config parser checks names against it.
 #include "experiments/baselines/baseline.h"
 
+#include "ir/settings_table.h"
+
 namespace loom {
 
 const std::vector<OperatorBaseline>& operator_baselines() {
@@ -22,11 +24,9 @@ const OperatorBaseline* find_operator_baseline(const std::string& name) {
 }
 
 std::string operator_baseline_names() {
-  const auto& list = operator_baselines();
-  std::string s;
-  for (size_t i = 0; i < list.size(); ++i)
-    s += std::string(i == 0 ? "" : i + 1 == list.size() ? " or " : ", ") + list[i].name;
-  return s;
+  std::vector<std::string> names;
+  for (const auto& b : operator_baselines()) names.push_back(b.name);
+  return alternatives(names);
 }
 
 std::vector<BaselineResult> OperatorBaseline::run_for(const Task& task, const TimingOptions& timing,
