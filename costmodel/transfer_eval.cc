@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -13,10 +15,25 @@ namespace loom {
 
 namespace {
 
-std::string unit_of(const TrainingRecord& r, TransferUnit unit) {
-  if (unit == TransferUnit::kMachine) return machine_label(r.machine);
+// "" for a record that is in no unit (it only trains).
+std::string unit_of(const TrainingRecord& r, const TransferOptions& o) {
+  if (o.unit == TransferUnit::kMachine) return machine_label(r.machine);
   if (!r.task) return "";
+  if (o.unit == TransferUnit::kNetwork) {
+    auto it = o.networks.network_of_task.find(r.task->key());
+    return it == o.networks.network_of_task.end() ? "" : it->second;
+  }
   return r.task->workload + " " + r.task->dtype + " " + r.task->params.dump();
+}
+
+// The lowest cost among the k top-scored of a task's programs.
+double best_of_top(const std::vector<float>& scores, const std::vector<double>& costs, int k) {
+  std::vector<size_t> order(scores.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t j = 0; j < order.size() && static_cast<int>(j) < k; ++j) best = std::min(best, costs[order[j]]);
+  return best;
 }
 
 std::string group_name(const TrainingRecord& r) {
@@ -41,6 +58,11 @@ nlohmann::json TransferReport::to_json() const {
   j["min_pairwise_accuracy"] = min_pairwise;
   j["min_task"] = min_group;
   j["held_out"] = std::move(g);
+  if (!networks.empty()) {
+    nlohmann::json n = nlohmann::json::array();
+    for (const auto& x : networks) n.push_back({{"network", x.name}, {"tasks", x.tasks}, {"top1_score", x.top1}, {"topk_score", x.topk}});
+    j["networks"] = std::move(n);
+  }
   return j;
 }
 
@@ -49,10 +71,11 @@ TransferReport evaluate_transfer(const std::vector<TrainingRecord>& ranked, cons
                                  const std::vector<TrainingRecord>& train_only) {
   // The units, in a seeded order, dealt round-robin to the folds.
   std::vector<std::string> units;
-  for (const auto& r : ranked) units.push_back(unit_of(r, o.unit));
+  for (const auto& r : ranked)
+    if (std::string u = unit_of(r, o); !u.empty() || o.unit != TransferUnit::kNetwork) units.push_back(u);
   std::sort(units.begin(), units.end());
   units.erase(std::unique(units.begin(), units.end()), units.end());
-  const char* what = o.unit == TransferUnit::kTask ? "task shape" : "machine kind";
+  const char* what = o.unit == TransferUnit::kTask ? "task shape" : o.unit == TransferUnit::kMachine ? "machine kind" : "network";
   if (units.size() < 2)
     throw LoomError("the records hold " + std::to_string(units.size()) + " " + what + (units.size() == 1 ? "" : "s") +
                     (units.empty() ? "" : " (" + units[0] + ")") + ": holding one out needs at least two");
@@ -78,10 +101,14 @@ TransferReport evaluate_transfer(const std::vector<TrainingRecord>& ranked, cons
     if (!(y > 0)) y = -1;  // failed or unlowerable: not ranked
   std::vector<int> fold(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
-    auto it = fold_of_unit.find(unit_of(records[i], o.unit));
+    auto it = fold_of_unit.find(unit_of(records[i], o));
     fold[i] = it == fold_of_unit.end() ? -1 : it->second;
   }
 
+  // kNetwork: per network, sum(w * best) and sum(w * best of top-1, top-k)
+  // over its held-out tasks.
+  struct NetworkSums { int tasks = 0; double best = 0, top1 = 0, topk = 0; };
+  std::map<std::string, NetworkSums> network_sums;
   TransferReport rep;
   rep.folds = folds;
   rep.units = static_cast<int>(units.size());
@@ -123,6 +150,22 @@ TransferReport evaluate_transfer(const std::vector<TrainingRecord>& ranked, cons
       for (size_t i : members[g]) gs.push_back(all_scores[i]), gl.push_back(eval_labels[i]);
       HeldOutGroup h{group_name(records[members[g][0]]), f,
                      ranking_metrics(gs, gl, std::vector<int>(gs.size(), 0), o.k)};
+      if (o.unit == TransferUnit::kNetwork) {
+        std::vector<float> vs;  // the valid programs' scores and costs
+        std::vector<double> vc;
+        for (size_t i : members[g])
+          if (eval_labels[i] > 0 && std::isfinite(records[i].cost_s)) vs.push_back(all_scores[i]), vc.push_back(records[i].cost_s);
+        if (!vc.empty()) {
+          const std::string key = records[members[g][0]].task->key();
+          auto w = o.networks.weight_of_task.find(key);
+          const double weight = w == o.networks.weight_of_task.end() ? 1.0 : w->second;
+          NetworkSums& n = network_sums[o.networks.network_of_task.at(key)];
+          ++n.tasks;
+          n.best += weight * *std::min_element(vc.begin(), vc.end());
+          n.top1 += weight * best_of_top(vs, vc, 1);
+          n.topk += weight * best_of_top(vs, vc, o.k);
+        }
+      }
       if (h.metrics.num_pairs == 0) continue;  // fewer than two valid programs: nothing to rank
       fold_correct += h.metrics.pairwise_accuracy * static_cast<double>(h.metrics.num_pairs);
       fold_pairs += h.metrics.num_pairs;
@@ -142,6 +185,8 @@ TransferReport evaluate_transfer(const std::vector<TrainingRecord>& ranked, cons
   for (size_t i = 0; i < records.size(); ++i)
     if (scored[i]) s.push_back(all_scores[i]), y.push_back(eval_labels[i]), g.push_back(d.groups[i]);
   rep.overall = ranking_metrics(s, y, g, o.k);
+  for (const auto& [name, n] : network_sums)
+    rep.networks.push_back({name, n.tasks, n.top1 > 0 ? n.best / n.top1 : 0, n.topk > 0 ? n.best / n.topk : 0});
   if (!rep.groups.empty()) {
     double sum = 0;
     rep.min_pairwise = 2;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,15 @@
 
 namespace loom {
 
-enum class TransferUnit { kTask, kMachine };
+enum class TransferUnit { kTask, kMachine, kNetwork };
+
+// kNetwork: the network each task belongs to and its weight there (how often
+// it occurs), by task key (Task::key()). Records of tasks no network names
+// only train.
+struct NetworkTasksOfRecords {
+  std::map<std::string, std::string> network_of_task;
+  std::map<std::string, double> weight_of_task;
+};
 
 struct TransferOptions {
   std::string model = "mlp";
@@ -42,6 +51,18 @@ struct TransferOptions {
   uint64_t seed = 0;  // deals the units to folds
   int k = 10;         // top-k of the metrics
   FeatureOptions features;
+  NetworkTasksOfRecords networks;  // kNetwork only
+};
+
+// TenSet's top-k score of a held-out network: the network's latency with
+// every task's best measured program over its latency with the best of the
+// model's k top-scored programs of each task, tasks weighted by their
+// occurrences: sum(w * best) / sum(w * best of top-k). 1 = the model's
+// picks hold the best programs.
+struct NetworkTopK {
+  std::string name;
+  int tasks = 0;
+  double top1 = 0, topk = 0;
 };
 
 struct HeldOutGroup {
@@ -56,6 +77,7 @@ struct TransferReport {
   RankingMetrics overall;            // over every held-out group (pairs pooled)
   double mean_pairwise = 0, min_pairwise = 0;  // over the groups
   std::string min_group;                       // the group of min_pairwise
+  std::vector<NetworkTopK> networks;           // kNetwork: per held-out network
   nlohmann::json to_json() const;
 };
 

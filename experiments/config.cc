@@ -260,6 +260,26 @@ const SettingsTable<C>& config_table() {
           },
           [](const C& c) { return nlohmann::json(c.baselines); }),
       custom_setting<C>(
+          "schedule_database", "`\"shipped\"`, `\"none\"` or an array of records logs", "`\"shipped\"`",
+          "tuned records each task's rounds measure first (`search.first_round_measures`): its own programs "
+          "there, then its similar tasks' re-fitted to it; `shipped`: experiments/schedules/database/, the "
+          "records of this machine kind only (paths relative to the config's folder)",
+          [](const nlohmann::json& v, const std::string& where, C& c) {
+            c.schedule_databases.clear();
+            if (v.is_string() && (v == "shipped" || v == "none")) {
+              if (v == "shipped") c.schedule_databases = {"shipped"};
+              return;
+            }
+            if (!v.is_array()) throw LoomError(where + ": expected \"shipped\", \"none\" or an array of records logs");
+            for (size_t i = 0; i < v.size(); ++i)
+              c.schedule_databases.push_back(string(v[i], where + "[" + std::to_string(i) + "]"));
+          },
+          [](const C& c) {
+            if (c.schedule_databases == std::vector<std::string>{"shipped"}) return nlohmann::json("shipped");
+            if (c.schedule_databases.empty()) return nlohmann::json("none");
+            return nlohmann::json(c.schedule_databases);
+          }),
+      custom_setting<C>(
           "outputs", "object", "below", "output paths, relative to the config file's folder: the `outputs.` rows",
           [](const nlohmann::json& v, const std::string& where, C& c) { outputs_table().parse_into(v, where, c); },
           [](const C& c) { return outputs_table().to_json(c); }),
@@ -318,6 +338,8 @@ ExperimentConfig ExperimentConfig::load(const std::string& path) {
   resolve(c.report_dir, c.name + "_report");
   if (!c.pretrained_model.empty() && std::filesystem::path(c.pretrained_model).is_relative())
     c.pretrained_model = (base / c.pretrained_model).string();
+  for (std::string& db : c.schedule_databases)
+    if (db != "shipped" && std::filesystem::path(db).is_relative()) db = (base / db).string();
   if (!c.network.empty()) {
     if (std::filesystem::path(c.network).is_relative()) c.network = (base / c.network).string();
     int64_t weight_bytes = 0;

@@ -53,6 +53,9 @@ struct ExperimentConfig {
   int task_model_after = 0;
   MeasureOptions measure;
   std::vector<std::string> baselines = {"onednn", "openblas"};  // libraries `loom report` compares with
+  // Records logs a task's rounds measure first; "shipped" stands for
+  // experiments/schedules/database/ (resolved by the verbs); empty: none.
+  std::vector<std::string> schedule_databases = {"shipped"};
   // outputs: relative paths are relative to the config file's folder.
   std::string log_path;     // default <name>.jsonl
   std::string export_dir;   // default <name>_export

@@ -38,7 +38,7 @@ const Verb kVerbs[] = {
      "             [--predictions CSV] [--train-only LOG...]\n"
      "             loom costmodel eval FILE LOG... [--split task|record|none] [--test-fraction F] [--seed N] [--k K]\n"
      "             [--cost min|median] [--json] [--predictions CSV]\n"
-     "             loom costmodel transfer LOG... [--model mlp|xgb|random] [--settings JSON|@FILE] [--by task|machine]\n"
+     "             loom costmodel transfer LOG...|NETWORK_CONFIG... [--model mlp|xgb|random] [--settings JSON|@FILE] [--by task|machine|network]\n"
      "             [--folds K] [--seed N] [--threads N] [--k K] [--cost min|median] [--json] [--table FILE]\n"
      "             [--train-only LOG...]\n"
      "             loom costmodel collect WORKLOAD [--params JSON] [--constants NAME,...] [--target STR] --n N --log FILE\n"
@@ -51,10 +51,12 @@ const Verb kVerbs[] = {
     {"sample", "loom sample FILE.json -n N [--seed S] [--threads N] [--task I] [--no-ir] [--quiet] [--time]",
      "print N random programs of a task (or of a config's I-th task), check each (LLVM) against the reference "
      "(--quiet: print only the failing ones), optionally time them", sample_verb},
+    {"records", "loom records best LOG... --per-task N --out FILE",
+     "keep the best N programs of every task in records logs (what the schedule database holds)", records_verb},
     {"network",
      "loom network import MODEL.onnx OUT.json\n"
      "             loom network tasks MODEL [--json] [--config OUT.json [--threads N] [--trials N]]\n"
-     "             loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check] [--baselines torch,ort|none] [--torch FILE.pt] [--profile] [--predict | --predict-model FILE]\n"
+     "             loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check] [--baselines torch,ort|none] [--torch FILE.pt] [--profile] [--database LOG|none]... [--cost-model FILE] [--default-schedules]\n"
      "             (each: --shape NAME=DIMxDIM... pins an input's dynamic dimensions)",
      "a whole model (ONNX or graph JSON): convert it, list its fused tasks with weights, run it end to end "
      "(against PyTorch)",

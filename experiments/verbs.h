@@ -20,6 +20,12 @@ int int_flag(const Args& a, size_t& i, const char* name, int min_value = 1);
 // The duration after flag a[i] in seconds: "90", "90s", "5m", "1.5h".
 double duration_flag(const Args& a, size_t& i, const char* name);
 
+// The shipped schedule database: the records logs in
+// experiments/schedules/database/ (scripts/build_schedule_database.sh).
+std::vector<std::string> shipped_schedule_databases();
+// `names` with "shipped" replaced by those logs.
+std::vector<std::string> resolve_schedule_databases(const std::vector<std::string>& names);
+
 struct Verb {
   const char* name;
   const char* usage;
@@ -39,6 +45,7 @@ int costmodel_verb(const Args& args);
 int sketches_verb(const Args& args);
 int sample_verb(const Args& args);
 int network_verb(const Args& args);
+int records_verb(const Args& args);
 int costmodel_collect(const Args& args);  // `loom costmodel collect` (costmodel_collect.cc)
 
 }  // namespace loom::cli

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Imports, checks and times every model of the zoo (scripts/make_zoo.py),
-# untuned: each runs from default schedules against PyTorch (frozen
-# TorchScript) and ONNX Runtime on the same ONNX file, in alternating rounds,
-# with its outputs compared with both (`loom network run --check`).
+# untuned: each runs from schedules chosen with nothing timed (the shipped
+# schedule database and cost model) against PyTorch (frozen TorchScript) and
+# ONNX Runtime on the same ONNX file, in alternating rounds, with its outputs
+# compared with both (`loom network run --check`).
 #
 #   scripts/zoo_table.sh                       # the full zoo, 1 thread
 #   MODELS="resnet18,vit_b_16" THREADS=2 scripts/zoo_table.sh
 #   SMALL=1 scripts/zoo_table.sh               # the toy-size zoo (what CI checks)
-#   PREDICT=1 scripts/zoo_table.sh             # schedules the shipped cost model
-#                                              # chose, nothing timed (--predict)
+#   SCHEDULES=default scripts/zoo_table.sh     # the plain default schedules
+#   DATABASE=none scripts/zoo_table.sh         # the cost model alone, no database
+#                                              # (or DATABASE=LOG: that one)
 #
 # Environment: BUILD (default build), OUT (default build/zoo, or
 # build/zoo_small with SMALL=1), ROUNDS (default 3), THREADS (default 1),
@@ -23,10 +25,15 @@ SMALL=${SMALL:-}
 OUT=$(realpath -m "${OUT:-build/zoo${SMALL:+_small}}")
 ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-1}
-PREDICT=${PREDICT:-}
-variant=${THREADS}t${PREDICT:+.predicted}
+SCHEDULES=${SCHEDULES:-untimed}
+DATABASE=${DATABASE:-}
+variant=${THREADS}t.$SCHEDULES${DATABASE:+.$(basename "$DATABASE" .jsonl)}
 run_args=()
-[ -z "$PREDICT" ] || run_args=(--predict)
+case $SCHEDULES in
+  untimed) [ -z "$DATABASE" ] || run_args=(--database "$DATABASE") ;;
+  default) run_args=(--default-schedules) ;;
+  *) echo "zoo_table: SCHEDULES is untimed or default, not '$SCHEDULES'" >&2; exit 2 ;;
+esac
 list_args=()
 [ -z "$SMALL" ] || list_args=(--small)
 MODELS=${MODELS:-$(/usr/bin/python3 scripts/make_zoo.py --list "${list_args[@]}" | awk '{print $1}' | paste -sd, -)}
@@ -52,9 +59,9 @@ for m in ${MODELS//,/ }; do
 done
 
 {
-  echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; $THREADS thread(s); $ROUNDS alternating rounds; ${PREDICT:+schedules predicted by the shipped cost model; }$(date -u +%F)"
+  echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; $THREADS thread(s); $ROUNDS alternating rounds; $SCHEDULES schedules${DATABASE:+ (database: $DATABASE)}; $(date -u +%F)"
   echo
-  echo "| model | ONNX nodes (op types) | tasks | check (PyTorch / ONNX Runtime) | Loom untuned | PyTorch | ONNX Runtime | Loom / ONNX Runtime speed | prediction time |"
+  echo "| model | ONNX nodes (op types) | tasks | check (PyTorch / ONNX Runtime) | Loom untuned | PyTorch | ONNX Runtime | Loom / ONNX Runtime speed | time to choose schedules |"
   echo "|---|---|---|---|---|---|---|---|---|"
   for m in ${MODELS//,/ }; do
     run="$OUT/$m.$variant.run.txt"
@@ -68,7 +75,7 @@ done
     ort=$(sed -nE 's/^ONNX Runtime median ([0-9.]+) ms.*/\1/p' "$run")
     ratio=$(sed -nE "s/.*Loom runs at ([0-9.]+)x ONNX Runtime's speed.*/\1/p" "$run")
     err=$(grep -m1 'error:' "$run" | sed 's/|/\\|/g')
-    predicted=$(sed -nE 's/^predicted [0-9]+ schedules with .* in ([0-9.]+) s .*/\1 s/p' "$run")
+    predicted=$(sed -nE 's/^chose [0-9]+ schedules in ([0-9.]+) s.*/\1 s/p' "$run")
     if [ -n "$err" ]; then
       echo "| $m | $ops | - | refused: ${err#*error: } | - | - | - | - | - |"
     else

@@ -28,7 +28,9 @@ SearchPolicy::SearchPolicy(std::shared_ptr<const Task> task, SketchTask sketch_t
       seed_(seed),
       rng_(seed) {}
 
-std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score, const std::vector<State>& transferred) {
+std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score, const std::vector<State>& transferred,
+                                            int transfer_limit) {
+  if (transfer_limit < 0) transfer_limit = settings_.transfer_per_round;
   using Clock = std::chrono::steady_clock;
   rng_.seed(round_seed(seed_, trials_));
   std::vector<State> out;
@@ -61,7 +63,7 @@ std::vector<State> SearchPolicy::next_batch(int n, const ScoreFn& score, const s
   // them: the model ranks a new task's programs poorly, while the best
   // programs of a task with the same stages and loop extents (a conv and
   // the dilated conv of its shape) often run well here too.
-  for (int k = 0, taken = 0; k < static_cast<int>(transferred.size()) && taken < settings_.transfer_per_round &&
+  for (int k = 0, taken = 0; k < static_cast<int>(transferred.size()) && taken < transfer_limit &&
                              static_cast<int>(out.size()) < n;
        ++k)
     if (take(transferred[k])) ++taken;

@@ -42,9 +42,10 @@ class SearchPolicy {
 
   // Up to n states to measure next, none measured before. `transferred`:
   // programs of other tasks replayed on this one, best first; the first
-  // settings.transfer_per_round of them not measured lead the batch (not
-  // in a random search).
-  std::vector<State> next_batch(int n, const ScoreFn& score, const std::vector<State>& transferred = {});
+  // `transfer_limit` of them not measured (-1: settings.transfer_per_round)
+  // lead the batch (not in a random search).
+  std::vector<State> next_batch(int n, const ScoreFn& score, const std::vector<State>& transferred = {},
+                                int transfer_limit = -1);
   // Results of a measured batch (cost +inf for a failed candidate).
   void add_measured(const std::vector<State>& states, const std::vector<double>& costs);
   // Marks a step history as measured without a state (e.g. from a log whose

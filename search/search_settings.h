@@ -28,6 +28,7 @@ struct SearchSettings {
   int num_trials = 1000;
   double time_budget_s = 0;  // 0: none
   int measures_per_round = 64;
+  int first_round_measures = 0;  // 0: measures_per_round
   double eps_greedy = 0.05;
   int transfer_per_round = 2;
   int population = 2048;

@@ -142,7 +142,7 @@ void Tuner::resume_from_log() {
       policies_[ti]->add_measured_key(steps);
       continue;
     }
-    if (ti != round_task || static_cast<int>(round_states.size()) >= opts_.search.measures_per_round) {
+    if (ti != round_task || static_cast<int>(round_states.size()) >= round_size(ti)) {
       flush_round();
       round_task = ti;
     }
@@ -229,12 +229,36 @@ std::vector<State> Tuner::transferred_programs(int task_index) const {
   return out;
 }
 
+int Tuner::round_size(int ti) const {
+  const int first = opts_.search.first_round_measures;
+  return policies_[ti]->rounds() == 0 && first > 0 ? std::min(first, opts_.search.measures_per_round)
+                                                  : opts_.search.measures_per_round;
+}
+
+std::vector<State> Tuner::database_programs(int ti) {
+  if (!opts_.database) return {};
+  const Task& task = policies_[ti]->task();
+  std::vector<State> out = opts_.database->same_task_programs(task);
+  for (State& s : by_score(opts_.database->similar(task), score_fn(ti))) out.push_back(std::move(s));
+  return out;
+}
+
 void Tuner::one_round(int ti) {
   SearchPolicy& policy = *policies_[ti];
   const Task& task = policy.task();
-  int n = std::min(opts_.search.measures_per_round, opts_.search.num_trials - trials_);
+  int n = std::min(round_size(ti), opts_.search.num_trials - trials_);
   auto t0 = Clock::now();
-  std::vector<State> batch = policy.next_batch(n, score_fn(ti), transferred_programs(ti));
+  std::vector<State> transferred = database_programs(ti);
+  // A first round leads with up to half of the database's programs: the
+  // measured best of the same task and the re-fitted programs of similar
+  // ones beat what the model finds alone (a model ranks a new task's
+  // programs poorly before it has measured any of them).
+  const int transfer_limit =
+      policy.rounds() == 0 && !transferred.empty()
+          ? std::max(opts_.search.transfer_per_round, std::min<int>(transferred.size(), std::max(1, n / 2)))
+          : -1;
+  for (State& s : transferred_programs(ti)) transferred.push_back(std::move(s));
+  std::vector<State> batch = policy.next_batch(n, score_fn(ti), transferred, transfer_limit);
   double search_s = seconds_since(t0);
   if (batch.empty()) {
     // Nothing new to measure: the space may be exhausted.

@@ -24,6 +24,7 @@
 #include "costmodel/cost_model.h"
 #include "measure/measurer.h"
 #include "measure/records.h"
+#include "search/schedule_transfer.h"
 #include "search/search_policy.h"
 #include "search/task_scheduler.h"
 
@@ -42,6 +43,12 @@ struct TunerOptions {
   // (Measurer with `measure`); a distributed job passes its coordinator.
   std::shared_ptr<CandidateMeasurer> measurer;
   std::string log_path;  // "" = no log
+  // Tuned records of earlier runs (the schedule database, measured on this
+  // machine kind): each round of a task measures first its programs there,
+  // then its similar tasks' re-fitted and ranked by the model (its first
+  // round up to half of them, later rounds up to search.transfer_per_round,
+  // with the run's other tasks' best). Null: none.
+  std::shared_ptr<const ScheduleLibrary> database;
   bool resume = true;    // continue from the log's records of these tasks
   std::function<void(const std::string&)> print;  // progress lines (default: stdout)
 };
@@ -98,6 +105,12 @@ class Tuner {
   // The other tasks' best measured programs replayed on this task (those
   // that replay), best ranks first, tasks in turn within a rank.
   std::vector<State> transferred_programs(int task_index) const;
+  // The database's programs for this task, then its similar tasks'
+  // re-fitted, best scored first.
+  std::vector<State> database_programs(int task_index);
+  // Programs the task's next round measures: search.first_round_measures in
+  // its first (when set), search.measures_per_round after.
+  int round_size(int task_index) const;
   // The model that scores a task's states now.
   CostModel& model_of(size_t task_index) { return has_own_model_[task_index] ? *own_models_[task_index] : *shared_model_; }
   bool shared_model_in_use() const;

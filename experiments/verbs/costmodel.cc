@@ -17,13 +17,16 @@
 //     split: the same options as `train` select the same held-out records).
 //
 //   loom costmodel transfer LOG... [--model mlp|xgb|random] [--settings JSON|@FILE]
-//        [--by task|machine] [--folds K] [--seed N] [--threads N] [--k K]
+//        [--by task|machine|network] [--folds K] [--seed N] [--threads N] [--k K]
 //        [--cost min|median] [--json] [--table FILE] [--train-only LOG...]
 //     Grouped cross-validation (costmodel/transfer_eval.h): each task shape
 //     (or machine kind) is held out once and ranked by a model trained on the
 //     others; --folds 0 (the default) holds out one at a time. --table writes
 //     the per-task results as a Markdown table. The logs after --train-only
 //     train the folds that do not hold out their task and are never ranked.
+//     --by network: the arguments are network configs (their logs and task
+//     weights); each network is held out once, and its TenSet top-1 and
+//     top-k scores printed (costmodel/transfer_eval.h; --table: per network).
 //
 //   loom costmodel collect WORKLOAD ... (costmodel_collect.cc): measure random
 //     schedules into a log.
@@ -46,6 +49,7 @@
 #include "costmodel/metrics.h"
 #include "costmodel/training_data.h"
 #include "costmodel/transfer_eval.h"
+#include "experiments/config.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
 
@@ -121,7 +125,8 @@ Options parse(const Args& a, bool train, bool transfer = false) {
     else if (transfer && f == "--folds") o.folds = static_cast<int>(number(f, value(a, i), 0, 1e6));
     else if (transfer && f == "--by") {
       o.by = value(a, i);
-      if (o.by != "task" && o.by != "machine") throw LoomError("--by: expected task or machine, got '" + o.by + "'");
+      if (o.by != "task" && o.by != "machine" && o.by != "network")
+        throw LoomError("--by: expected task, machine or network, got '" + o.by + "'");
     }
     else if (f == "--cost") {
       std::string v = value(a, i);
@@ -283,7 +288,7 @@ int transfer(const Args& args) {
   TransferOptions t;
   t.model = o.model;
   t.settings = o.settings;
-  t.unit = o.by == "machine" ? TransferUnit::kMachine : TransferUnit::kTask;
+  t.unit = o.by == "machine" ? TransferUnit::kMachine : o.by == "network" ? TransferUnit::kNetwork : TransferUnit::kTask;
   t.folds = o.folds;
   t.seed = o.seed;
   t.k = o.k;
@@ -292,7 +297,22 @@ int transfer(const Args& args) {
   std::printf("held out by: %s  folds: %s  seed: %llu  k: %d  cost: %s\n", o.by.c_str(),
               o.folds ? std::to_string(o.folds).c_str() : "one per unit", static_cast<unsigned long long>(o.seed), o.k,
               o.cost == CostStatistic::kMin ? "min" : "median");
-  auto records = load(o.positional, o.cost);
+  // --by network: the positional arguments are network configs; their logs
+  // hold the records, their tasks' weights weigh the top-k scores.
+  std::vector<std::string> logs = o.positional;
+  if (t.unit == TransferUnit::kNetwork) {
+    logs.clear();
+    for (const std::string& path : o.positional) {
+      ExperimentConfig cfg = ExperimentConfig::load(path);
+      if (cfg.network.empty()) throw LoomError(path + ": --by network takes network configs (a `network` key)");
+      for (const auto& task : cfg.tasks) {
+        t.networks.network_of_task[task.task.key()] = cfg.name;
+        t.networks.weight_of_task[task.task.key()] = task.weight;
+      }
+      logs.push_back(cfg.log_path);
+    }
+  }
+  auto records = load(logs, o.cost);
   std::vector<TrainingRecord> train_only;
   if (!o.train_only.empty()) {
     std::printf("train only, never ranked: ");
@@ -311,7 +331,22 @@ int transfer(const Args& args) {
   std::printf("overall (%d folds over %d %ss): %s\n  per task: mean pairwise %.3f, lowest %.3f (%s)\n", rep.folds,
               rep.units, o.by.c_str(), rep.overall.to_string().c_str(), rep.mean_pairwise, rep.min_pairwise,
               rep.min_group.c_str());
-  if (!o.table.empty()) {
+  if (!rep.networks.empty()) {
+    std::printf("\nheld-out networks: top-k score = latency with every task's best measured program / with the best "
+                "of the model's top k (tasks weighted by occurrence)\n");
+    for (const auto& n : rep.networks)
+      std::printf("  %-24s top-1 %.3f  top-%d %.3f  (%d tasks)\n", n.name.c_str(), n.top1, o.k, n.topk, n.tasks);
+  }
+  if (!o.table.empty() && !rep.networks.empty()) {
+    std::ofstream md(o.table);
+    if (!md) throw LoomError("--table: cannot write '" + o.table + "'");
+    md << "| held-out network | tasks | top-1 score | top-" << o.k << " score |\n|---|---|---|---|\n";
+    char row[256];
+    for (const auto& n : rep.networks) {
+      std::snprintf(row, sizeof row, "| %s | %d | %.3f | %.3f |\n", n.name.c_str(), n.tasks, n.top1, n.topk);
+      md << row;
+    }
+  } else if (!o.table.empty()) {
     std::ofstream md(o.table);
     if (!md) throw LoomError("--table: cannot write '" + o.table + "'");
     md << "| held-out task | pairwise | top-1 | top-" << o.k << " recall | Spearman | programs |\n|---|---|---|---|---|---|\n";

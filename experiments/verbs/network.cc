@@ -6,22 +6,28 @@
 //     config of them for `loom tune` (its log then feeds `network run --log`)
 //   loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check]
 //                    [--baselines torch,ort|none] [--torch FILE.pt] [--profile]
-//     runs the network from one kernel per task (tuned ones from LOG, default
-//     schedules otherwise); the baselines run in the same rounds, each after
-//     Loom's run: PyTorch where a TorchScript file of the same model is there
-//     (MODEL's stem + ".pt", or --torch), ONNX Runtime on an ONNX MODEL (a
-//     warning line where node or onnxruntime-node is missing); --check
-//     compares the outputs with each of them, with neither with Loom's
-//     reference interpreter;
-//     --profile times every kernel inside the network, per task, next to
-//     what the log measured for it alone; --predict runs each task the log
-//     has no program of on the one the shipped cost model prefers
-//     (--predict-model: another model file), nothing timed.
+//                    [--database LOG|none]... [--cost-model FILE] [--default-schedules]
+//     runs the network from one kernel per task: the log's best program of
+//     a task it measured; else a schedule chosen with nothing timed
+//     (network/untimed_schedules.h): the schedule database's program for the
+//     same task, or its similar tasks' re-fitted and ranked by the cost
+//     model, or the model's own pick. The database is every log in
+//     experiments/schedules/database/ (--database: these logs instead, none:
+//     no database), its records of other machine kinds left out; the model
+//     the shipped one (--cost-model: another). --default-schedules runs the
+//     plain default schedules instead. The baselines run in the same rounds,
+//     each after Loom's run: PyTorch where a TorchScript file of the same
+//     model is there (MODEL's stem + ".pt", or --torch), ONNX Runtime on an
+//     ONNX MODEL (a warning line where node or onnxruntime-node is missing);
+//     --check compares the outputs with each of them, with neither with
+//     Loom's reference interpreter; --profile times every kernel inside the
+//     network, per task, next to what the log measured for it alone.
 // Each verb takes --shape NAME=DIMxDIM... (repeatable) to pin an input's
 // dynamic dimensions (exporters mark batch and sequence dynamic).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -35,7 +41,7 @@
 #include "ir/error.h"
 #include "measure/task.h"
 #include "measure/timing.h"
-#include "search/predicted_schedule.h"
+#include "network/untimed_schedules.h"
 
 namespace loom::cli {
 
@@ -171,34 +177,15 @@ void print_profile(graph::NetworkExecutor& ex, const Values& inputs, int rounds)
 }
 
 
-// Every task's schedule chosen by the cost model in `model_file`, no
-// program timed (a log's tuned programs still take precedence).
-void predict_schedules(const Graph& g, const std::string& model_file, graph::ExecutorOptions& opts) {
-  auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<CostModel> model = load_cost_model(model_file);
-  graph::NetworkTasks nt = graph::extract_tasks(g);
-  Target target;
-  target.threads = opts.threads;
-  SearchSettings settings;
-  settings.seed = 1;
-  int scored = 0;
-  for (const auto& t : nt.tasks) {
-    Task task = Task::make(t.workload(), t.subgraph, target);
-    PredictedSchedule p = predict_schedule(task, *model, settings);
-    opts.schedules[t.subgraph.dump()] = p.state.steps_json();
-    scored += p.scored;
-  }
-  std::printf("predicted %zu schedules with %s in %.1f s (%d programs scored, none timed)\n", nt.tasks.size(),
-              model_file.c_str(), seconds_since(t0), scored);
-}
-
 int run_network_verb(const Args& a) {
   std::string model, torch_path;
   graph::ExecutorOptions opts;
-  bool check = false, profile = false, predict = false;
+  bool check = false, profile = false, untimed = true, databases_given = false;
   std::vector<std::string> baseline_keys;  // every one unless --baselines says
   for (const auto& k : network_baseline_kinds()) baseline_keys.push_back(k.key);
-  std::string predict_model = std::string(LOOM_SOURCE_DIR) + "/experiments/models/suite_mlp.model";
+  graph::UntimedScheduleOptions untimed_opts;
+  untimed_opts.cost_model = std::string(LOOM_SOURCE_DIR) + "/experiments/models/suite_mlp.model";
+  untimed_opts.databases = shipped_schedule_databases();
   graph::InputShapes shapes;
   int rounds = 10;
   double tol = 1e-3;
@@ -227,12 +214,16 @@ int run_network_verb(const Args& a) {
       }
     } else if (a[i] == "--profile") {
       profile = true;
-    } else if (a[i] == "--predict") {
-      predict = true;
-    } else if (a[i] == "--predict-model") {
-      if (i + 1 >= a.size()) throw LoomError("--predict-model needs a cost-model file");
-      predict = true;
-      predict_model = a[++i];
+    } else if (a[i] == "--default-schedules") {
+      untimed = false;
+    } else if (a[i] == "--cost-model") {
+      if (i + 1 >= a.size()) throw LoomError("--cost-model needs a saved cost-model file");
+      untimed_opts.cost_model = a[++i];
+    } else if (a[i] == "--database") {
+      if (i + 1 >= a.size()) throw LoomError("--database needs a records log, or none");
+      if (!databases_given) untimed_opts.databases.clear();  // the first replaces the shipped ones
+      databases_given = true;
+      if (a[++i] != "none") untimed_opts.databases.push_back(a[i]);
     } else if (shape_flag(a, i, shapes)) {
     } else if (!a[i].empty() && a[i][0] == '-') {
       throw LoomError("unknown option " + a[i]);
@@ -248,7 +239,16 @@ int run_network_verb(const Args& a) {
     if (std::string(b.kind->key) == "torch" && !torch_path.empty()) b.file = torch_path;  // --torch FILE
 
   Graph g = graph::load_graph(model, shapes);
-  if (predict) predict_schedules(g, predict_model, opts);
+  if (untimed) {
+    untimed_opts.log = opts.log;
+    untimed_opts.threads = opts.threads;
+    const graph::UntimedSchedules u = graph::choose_untimed_schedules(graph::extract_tasks(g), untimed_opts);
+    for (const std::string& note : u.notes) std::printf("note: %s\n", note.c_str());
+    std::printf("chose %zu schedules in %.1f s, none timed: %d from the database as measured, %d re-fitted from "
+                "similar tasks and ranked by the cost model, %d predicted by it (%d programs scored)\n",
+                u.schedules.size(), u.seconds, u.same_task, u.refitted, u.predicted, u.scored);
+    opts.schedules = u.schedules;
+  }
   auto t0 = std::chrono::steady_clock::now();
   graph::NetworkExecutor ex(g, opts);
   int tuned = 0, given = 0;
@@ -259,10 +259,10 @@ int run_network_verb(const Args& a) {
     compile_s += k.compile_s;
   }
   std::string cpu = llvm_host_cpu_description();
-  const std::string predicted = given ? ", " + std::to_string(given) + " predicted" : "";
+  const std::string untimed_n = given ? ", " + std::to_string(given) + " chosen untimed" : "";
   std::printf("%s: %zu fused subgraphs, %zu tasks (%d tuned from the log%s, %zu default schedules), compiled in %.1f s "
               "(LLVM %.1f s); %d thread%s on %s\n",
-              model.c_str(), ex.tasks().groups.size(), ex.tasks().tasks.size(), tuned, predicted.c_str(),
+              model.c_str(), ex.tasks().groups.size(), ex.tasks().tasks.size(), tuned, untimed_n.c_str(),
               ex.tasks().tasks.size() - tuned - given, seconds_since(t0), compile_s, opts.threads,
               opts.threads == 1 ? "" : "s", cpu.substr(0, cpu.find(' ')).c_str());
   // As TVM warns of its fallback schedules: a task the log has no record of
@@ -272,7 +272,7 @@ int run_network_verb(const Args& a) {
       if (!ex.kernels()[i].tuned)
         std::printf("warning: %s has no valid record for task %zu (%s) on cpu -threads=%d: %s schedule\n",
                     opts.log.c_str(), i, graph::subgraph_summary(ex.tasks().tasks[i].subgraph).c_str(), opts.threads,
-                    ex.kernels()[i].given ? "predicted" : "default");
+                    ex.kernels()[i].given ? "untimed" : "default");
   }
   std::printf("memory plan: intermediates %.1f MB in reused buffers (%.1f MB without reuse)\n",
               ex.planned_bytes() / 1e6, ex.unplanned_bytes() / 1e6);

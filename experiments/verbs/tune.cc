@@ -102,6 +102,14 @@ int tune(const std::string& file, int trials, double time_budget_s, Transport* t
   std::vector<TuneTask> tasks;
   for (const auto& t : cfg.tasks) tasks.push_back({std::make_shared<const Task>(t.task), t.weight});
   TunerOptions opts;
+  const std::vector<std::string> databases = resolve_schedule_databases(cfg.schedule_databases);
+  if (!databases.empty()) {
+    std::vector<std::string> notes;
+    std::vector<MeasureRecord> records = this_machines_records(databases, &notes);
+    for (const std::string& note : notes) std::printf("note: %s\n", note.c_str());
+    opts.database = std::make_shared<const ScheduleLibrary>(records);
+    std::printf("schedule database: %zu tasks measured on this machine kind\n", opts.database->tasks());
+  }
   opts.search = cfg.search;
   opts.measure = cfg.measure;
   opts.log_path = cfg.log_path;

@@ -123,5 +123,47 @@ TEST(TransferEval, ByMachineHoldsOutEachMachineKind) {
   EXPECT_THROW(evaluate_transfer(one, o), LoomError);
 }
 
+// By network: each network (its tasks, weighted) is held out once; its
+// top-k score is the weighted best latency over the weighted best of the
+// model's top k, 1 when the picks hold every task's best.
+TEST(TransferEval, ByNetworkScoresEachHeldOutNetworksTopKPicks) {
+  std::vector<TrainingRecord> a1 = matmul_records(64, 64, 64, "cpu -threads=1", 120, 1);
+  std::vector<TrainingRecord> a2 = matmul_records(32, 128, 64, "cpu -threads=1", 120, 2);
+  std::vector<TrainingRecord> b1 = matmul_records(128, 32, 32, "cpu -threads=1", 120, 3);
+  std::vector<TrainingRecord> records;
+  for (const auto* v : {&a1, &a2, &b1}) append(&records, *v);
+  TransferOptions o = xgb_options();
+  o.unit = TransferUnit::kNetwork;
+  o.k = 5;
+  o.networks.network_of_task = {{a1[0].task->key(), "net_a"}, {a2[0].task->key(), "net_a"}, {b1[0].task->key(), "net_b"}};
+  o.networks.weight_of_task = {{a1[0].task->key(), 2.0}, {a2[0].task->key(), 1.0}, {b1[0].task->key(), 1.0}};
+  TransferReport rep = evaluate_transfer(records, o);
+  EXPECT_EQ(rep.units, 2);
+  ASSERT_EQ(rep.networks.size(), 2u);
+  EXPECT_EQ(rep.networks[0].name, "net_a");
+  EXPECT_EQ(rep.networks[0].tasks, 2);
+  EXPECT_EQ(rep.networks[1].tasks, 1);
+  for (const auto& n : rep.networks) {
+    EXPECT_GT(n.top1, 0.5) << n.name;  // the rule carries over
+    EXPECT_LE(n.top1, 1.0) << n.name;
+    EXPECT_GE(n.topk, n.top1) << n.name;
+    EXPECT_LE(n.topk, 1.0) << n.name;
+  }
+}
+
+TEST(TransferEval, ByNetworkNeedsTwoNetworks) {
+  std::vector<TrainingRecord> records = matmul_records(64, 64, 64, "cpu -threads=1", 20, 1);
+  TransferOptions o = xgb_options();
+  o.unit = TransferUnit::kNetwork;
+  o.networks.network_of_task = {{records[0].task->key(), "only"}};
+  try {
+    evaluate_transfer(records, o);
+    FAIL() << "expected a LoomError";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 network (only): holding one out needs at least two"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace loom

@@ -47,6 +47,19 @@ TEST(Config, ValidConfigParsesWithDefaults) {
 }
 
 TEST(Config, UnknownTopLevelKey) { expect_error(R"({"tasks": [{"workload": "matmul"}], "serch": {}})", "serch: unknown key"); }
+TEST(Config, ScheduleDatabaseIsShippedNoneOrLogs) {
+  auto with = [](const std::string& value) {
+    return ExperimentConfig::from_json(nlohmann::json::parse(
+        R"({"tasks": [{"workload": "matmul"}], "schedule_database": )" + value + "}"));
+  };
+  EXPECT_EQ(ExperimentConfig::from_json(nlohmann::json::parse(kValid)).schedule_databases,
+            std::vector<std::string>{"shipped"});
+  EXPECT_TRUE(with(R"("none")").schedule_databases.empty());
+  EXPECT_EQ(with(R"(["a.jsonl", "b.jsonl"])").schedule_databases, (std::vector<std::string>{"a.jsonl", "b.jsonl"}));
+  expect_error(R"({"tasks": [{"workload": "matmul"}], "schedule_database": "mine"})",
+               "schedule_database: expected \"shipped\", \"none\" or an array of records logs");
+  expect_error(R"({"tasks": [{"workload": "matmul"}], "schedule_database": [3]})", "schedule_database[0]");
+}
 TEST(Config, MissingTasks) { expect_error(R"({"name": "x"})", "tasks: expected a non-empty array"); }
 TEST(Config, UnknownWorkload) { expect_error(R"({"tasks": [{"workload": "matmull"}]})", "tasks[0].workload"); }
 TEST(Config, NegativeParameter) {

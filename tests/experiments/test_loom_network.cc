@@ -112,7 +112,7 @@ TEST_F(LoomNetwork, RunTimesOnnxRuntimeInTheSameRoundsAndChecksAgainstIt) {
 
 TEST_F(LoomNetwork, RunWithoutOnnxRuntimeWarnsInOneLineAndGoesOn) {
   setenv("LOOM_ONNXRUNTIME", model("no_such_package").c_str(), 1);
-  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --rounds 1 --check");
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --default-schedules --rounds 1 --check");
   unsetenv("LOOM_ONNXRUNTIME");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("warning: ONNX Runtime skipped: onnxruntime-node is not installed at " +
@@ -124,7 +124,7 @@ TEST_F(LoomNetwork, RunWithoutOnnxRuntimeWarnsInOneLineAndGoesOn) {
 
 // The fixture's Relu has input x of shape [batch, 4].
 TEST_F(LoomNetwork, ShapeFlagPinsADynamicDimension) {
-  Result r = run_loom("network run " + model("bad_dynamic_batch.onnx") + " --shape x=3x4 --rounds 1 --check");
+  Result r = run_loom("network run " + model("bad_dynamic_batch.onnx") + " --shape x=3x4 --default-schedules --rounds 1 --check");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("check y against "), std::string::npos) << r.output;
   Result unpinned = run_loom("network tasks " + model("bad_dynamic_batch.onnx"));
@@ -147,14 +147,28 @@ TEST_F(LoomNetwork, NetworkConfigsInputShapesPinTheModel) {
   EXPECT_NE(bad.output.find("input_shapes.x: expected a list of dims"), std::string::npos) << bad.output;
 }
 
-// --predict: every task's schedule chosen by the shipped cost model, none
-// timed; the network still matches.
-TEST_F(LoomNetwork, RunPredictsEveryTasksScheduleWithTheShippedModel) {
-  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --predict --baselines none --rounds 1 --check");
+// Without a log every task's schedule is chosen with nothing timed (the
+// shipped database and cost model); the network still matches.
+TEST_F(LoomNetwork, RunChoosesEveryTasksScheduleWithNothingTimed) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --baselines none --rounds 1 --check");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("predicted 6 schedules with "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("(0 tuned from the log, 6 predicted, 0 default schedules)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("chose 6 schedules in "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(0 tuned from the log, 6 chosen untimed, 0 default schedules)"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("against the reference interpreter: match"), std::string::npos) << r.output;
+}
+
+TEST_F(LoomNetwork, RunWithDefaultSchedulesChoosesNothing) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --default-schedules --baselines none --rounds 1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("chose "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(0 tuned from the log, 6 default schedules)"), std::string::npos) << r.output;
+}
+
+TEST_F(LoomNetwork, RunNamesAMissingDatabase) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --database " + model("no_such.jsonl"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(model("no_such.jsonl")), std::string::npos) << r.output;
 }
 
 TEST_F(LoomNetwork, RunRefusesAnUnknownBaseline) {
@@ -171,7 +185,7 @@ TEST_F(LoomNetwork, RunWithoutTorchScriptChecksAgainstTheInterpreter) {
 }
 
 TEST_F(LoomNetwork, ProfileListsEveryTaskWithItsTimeInTheNetwork) {
-  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --baselines none --rounds 2 --profile");
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --default-schedules --baselines none --rounds 2 --profile");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("profile (2 runs): kernels "), std::string::npos) << r.output;
   for (const char* task : {"conv2d+relu 1x8x8x8", "conv2d+add+relu 1x8x8x8", "gemm 1x10"})
@@ -183,7 +197,7 @@ TEST_F(LoomNetwork, ImportedGraphJsonRunsLikeTheModel) {
   Result imp = run_loom("network import " + model("tiny_cnn.onnx") + " " + json);
   ASSERT_EQ(imp.exit_code, 0) << imp.output;
   EXPECT_TRUE(fs::exists(model("tiny_cnn.graph.bin")));
-  Result r = run_loom("network run " + json + " --torch " + model("tiny_cnn.pt") + " --rounds 1 --check");
+  Result r = run_loom("network run " + json + " --torch " + model("tiny_cnn.pt") + " --default-schedules --rounds 1 --check");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(": match"), std::string::npos) << r.output;
 }
@@ -222,7 +236,8 @@ TEST_F(LoomNetwork, NetworkConfigTunesTheModelsTasksAndItsLogRunsTheNetwork) {
   ASSERT_TRUE(fs::exists(log));
   Result run = run_loom("network run " + model("tiny_cnn.onnx") + " --log " + log + " --baselines none --rounds 1 --check");
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("(2 tuned from the log, 4 default schedules)"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("(2 tuned from the log, 4 chosen untimed, 0 default schedules)"), std::string::npos)
+      << run.output;
   EXPECT_NE(run.output.find("warning: " + log + " has no valid record for task"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find(": match"), std::string::npos) << run.output;
 }

@@ -37,7 +37,7 @@ TEST_P(Zoo, ImportsRunsAndMatchesPyTorchAndOnnxRuntime) {
   const std::string make = "/usr/bin/python3 " + (source_root() / "scripts" / "make_zoo.py").string() + " " +
                            dir.string() + " --models " + name + " >" + dir.string() + ".log 2>&1";
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
-  const auto r = run_loom("network run " + (dir / (name + ".onnx")).string() + " --rounds 1 --check");
+  const auto r = run_loom("network run " + (dir / (name + ".onnx")).string() + " --default-schedules --rounds 1 --check");
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::remove(dir.string() + ".log", ec);

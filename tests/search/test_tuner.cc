@@ -7,12 +7,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <regex>
 #include <set>
 
 #include "ir/error.h"
 #include "measure/records.h"
+#include "search/schedule_transfer.h"
+#include "search/search_policy.h"
 #include "search/tuner.h"
+#include "sketch/sketch_policy.h"
 #include "tests/support/schedule_check.h"
 #include "tests/support/scratch_dir.h"
 
@@ -502,6 +506,71 @@ TEST(Tuner, TheBestProgramsOfATaskAreMeasuredOnAnotherWhereTheyReplay) {
   EXPECT_EQ(records[8].task.workload, "dilated_conv2d");
   EXPECT_EQ(records[8].steps.dump(), expected[0]);
   EXPECT_EQ(records[9].steps.dump(), expected[1]);
+}
+
+// With search.first_round_measures, every task's first round measures that
+// many programs; later rounds measures_per_round.
+TEST(Tuner, AFirstRoundOfAFewProgramsGivesEveryTaskATimeSoon) {
+  std::string log = temp_log("first_round.jsonl");
+  TunerOptions o = simulated_options(log, 16);
+  o.search.first_round_measures = 4;
+  o.search.task_scheduler = TaskSchedulerKind::kRoundRobin;
+  Tuner(two_tasks(), o, make_cost_model("random")).run();
+  std::vector<MeasureRecord> records = load_records(log);
+  ASSERT_EQ(records.size(), 16u);
+  std::vector<std::string> order;
+  for (const auto& r : records) order.push_back(r.task.workload);
+  std::vector<std::string> expected(4, "matmul");
+  expected.insert(expected.end(), 4, "softmax");
+  expected.insert(expected.end(), 8, "matmul");
+  EXPECT_EQ(order, expected);
+}
+
+TEST(Tuner, ARunWithASmallFirstRoundResumedMeasuresWhatTheUninterruptedRunDid) {
+  auto options = [](const std::string& log, int trials) {
+    TunerOptions o = simulated_options(log, trials);
+    o.search.first_round_measures = 4;
+    return o;
+  };
+  std::string whole = temp_log("first_round_whole.jsonl");
+  Tuner(two_tasks(), options(whole, 40), make_cost_model("random")).run();
+  for (int stop_at : {4, 8, 16}) {
+    std::string cut = temp_log("first_round_cut" + std::to_string(stop_at) + ".jsonl");
+    Tuner(two_tasks(), options(cut, stop_at), make_cost_model("random")).run();
+    Tuner(two_tasks(), options(cut, 40), make_cost_model("random")).run();
+    EXPECT_EQ(logged_programs(cut), logged_programs(whole)) << "stopped after " << stop_at << " trials";
+  }
+}
+
+// A database's programs of the same task lead its first round, then its
+// similar tasks' re-fitted ones, up to half the round.
+TEST(Tuner, TheDatabasesProgramsLeadATasksFirstRound) {
+  const Target cpu = Target::parse("cpu -threads=1");
+  Task same = Task::make("matmul", nlohmann::json{{"M", 32}, {"N", 32}, {"K", 32}}, cpu);
+  Task similar = Task::make("matmul", nlohmann::json{{"M", 64}, {"N", 32}, {"K", 32}}, cpu);
+  std::mt19937_64 rng(17);
+  std::vector<State> same_programs = sample(make_sketch_task(same), 2, rng);
+  std::vector<State> similar_programs = sample(make_sketch_task(similar), 4, rng);
+  ASSERT_EQ(same_programs.size(), 2u);
+  std::vector<MeasureRecord> db;
+  for (size_t i = 0; i < same_programs.size(); ++i)
+    db.push_back({same, same_programs[i].steps_json(), {}}), db.back().result.costs_s = {1e-3 * (i + 1)};
+  for (const State& s : similar_programs)
+    db.push_back({similar, s.steps_json(), {}}), db.back().result.costs_s = {1e-3};
+  std::string log = temp_log("database_first.jsonl");
+  TunerOptions o = tiny_options(log, 8);
+  o.database = std::make_shared<const ScheduleLibrary>(db);
+  Tuner({{std::make_shared<const Task>(same), 1.0}}, o, make_cost_model("random")).run();
+  std::vector<MeasureRecord> records = load_records(log);
+  ASSERT_EQ(records.size(), 8u);
+  EXPECT_EQ(records[0].steps, same_programs[0].steps_json());  // the faster first
+  EXPECT_EQ(records[1].steps, same_programs[1].steps_json());
+  // Then re-fitted programs of the similar task (here its extents divide,
+  // so they replay as they are), up to half of the 8.
+  std::set<std::string> refitted;
+  for (const State& s : similar_programs) refitted.insert(refit_program(same.dag, s.steps()).steps_json().dump());
+  EXPECT_TRUE(refitted.count(records[2].steps.dump()));
+  EXPECT_TRUE(refitted.count(records[3].steps.dump()));
 }
 
 }  // namespace
