@@ -72,6 +72,7 @@ std::vector<TrainingRecord> read_training_records(const std::vector<std::string>
     st.skipped += static_cast<size_t>(report.skipped);
     if (st.first_problem.empty() && !report.warnings.empty()) st.first_problem = report.warnings[0];
     for (auto& rec : records) {
+      if (rec.untimed()) continue;  // a choice, not a measurement
       std::string key = rec.task.key();
       ++st.records;
       // The same program measured again (another log, a re-collection) on

@@ -72,6 +72,8 @@ struct ExperimentConfig {
   // Reads the file, resolves relative paths, and for a network config
   // imports the model and fills `tasks`.
   static ExperimentConfig load(const std::string& path);
+  // search.first_round_measures of a network config that does not set it.
+  static constexpr int kNetworkFirstRoundMeasures = 8;
   // Every effective setting, defaults included (echoed at start-up).
   nlohmann::json to_json() const;
   // The settings tables `loom config doc` prints: "config", "measure",

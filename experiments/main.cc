@@ -19,7 +19,8 @@ const Verb kVerbs[] = {
      "measure several schedules of a task in worker processes (the tuner's path)", measure_verb},
     {"tune", "loom tune CONFIG.json [--trials N] [--time-budget DURATION] [--distributed]",
      "tune every task of an experiment config (log written as it goes; Ctrl-C stops cleanly); "
-     "--distributed under mpirun: rank 0 tunes, the other ranks measure",
+     "--distributed under mpirun: rank 0 tunes, the other ranks measure; --trials 0: write each task's "
+     "schedule chosen with nothing timed to the log",
      tune_verb},
     {"report", "loom report CONFIG.json [--rounds N] [--min-repeat-ms MS] [--quiet-wait-ms MS] [--no-remeasure]",
      "best Loom schedule vs the baselines per task, re-measured interleaved; CSV, Markdown, tuning-curve PNG",

@@ -55,10 +55,17 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
   for (const auto& t : nt.tasks) {
     Task task = Task::make(t.workload(), t.subgraph, cfg.target);
     const ProgramCost best = best_program(records, task.key());
+    const MeasureRecord* untimed = best.record ? nullptr : latest_untimed(records, task.key());
     State state;
+    const char* origin = ", the log's best schedule";
     if (best.record) {
       state = State::from_json(task.dag, best.record->steps);
+    } else if (untimed) {
+      state = State::from_json(task.dag, untimed->steps);
+      origin = ", the log's untimed schedule (chosen with nothing timed)";
+      ++e.untimed_schedules;
     } else {
+      origin = ", a default schedule (no record in the log)";
       state = graph::default_schedule(task.dag, threads, task.target.vector_width());
       ++e.default_schedules;
     }
@@ -74,7 +81,7 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
     copts.vector_width = task.target.vector_width();
     copts.unroll_at_emission = true;
     const std::string path = (dir / (k.stem + ".c")).string();
-    write_file(path, "/* Exported by Loom: " + task.description() + " on " + task.target.to_string() + (best.record ? ", the log's best schedule" : ", a default schedule (no record in the log)") + "; called by " + e.name + ".c. */\n" + emit_c_source(k.f, copts));
+    write_file(path, "/* Exported by Loom: " + task.description() + " on " + task.target.to_string() + origin + "; called by " + e.name + ".c. */\n" + emit_c_source(k.f, copts));
     e.kernel_sources.push_back(path);
     kernels.push_back(std::move(k));
   }
@@ -110,8 +117,8 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
   }
   h << "/* Exported by Loom: the network " << fs::path(cfg.network).filename().string() << " on "
     << cfg.target.to_string() << ", " << nt.groups.size() << " fused subgraphs calling " << nt.tasks.size()
-    << " kernels (" << nt.tasks.size() - e.default_schedules << " tuned, " << e.default_schedules
-    << " default schedules).\n\n   Inputs, float32, row-major, in this order:\n";
+    << " kernels (" << nt.tasks.size() - e.default_schedules - e.untimed_schedules << " tuned, "
+    << e.untimed_schedules << " untimed, " << e.default_schedules << " default schedules).\n\n   Inputs, float32, row-major, in this order:\n";
   for (const auto& in : g.inputs) h << "     " << in.name << " " << graph::shape_string(in.shape) << "\n";
   h << "   Outputs:\n";
   for (const auto& o : g.outputs) h << "     " << o << " " << graph::shape_string(g.shape(o)) << "\n";

@@ -21,6 +21,7 @@ struct NetworkExport {
   std::string header_path, c_path, weights_path;
   std::vector<std::string> kernel_sources;  // one C file per task
   int default_schedules = 0;                // tasks without a record in the log
+  int untimed_schedules = 0;                // tasks with only an untimed record (chosen with nothing timed)
 };
 
 NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<MeasureRecord>& records);

@@ -8,17 +8,20 @@
 namespace loom {
 
 namespace {
-constexpr const char* kNames[] = {"none",    "invalid_schedule", "build_error",
-                                  "run_error", "timeout",        "wrong_result"};
+constexpr const char* kNames[] = {"none",    "invalid_schedule", "build_error", "run_error",
+                                  "timeout", "wrong_result",     "not_measured"};
+constexpr int kKinds = sizeof kNames / sizeof kNames[0];
 }
 
 const char* error_kind_name(ErrorKind k) { return kNames[static_cast<int>(k)]; }
 
 ErrorKind parse_error_kind(const std::string& name) {
-  for (int i = 0; i < 6; ++i)
+  std::string known;
+  for (int i = 0; i < kKinds; ++i) {
     if (name == kNames[i]) return static_cast<ErrorKind>(i);
-  throw LoomError("unknown error kind '" + name +
-                  "' (expected none, invalid_schedule, build_error, run_error, timeout, wrong_result)");
+    known += (i ? ", " : "") + std::string(kNames[i]);
+  }
+  throw LoomError("unknown error kind '" + name + "' (expected " + known + ")");
 }
 
 double MeasureResult::median_s() const {

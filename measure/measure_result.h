@@ -18,9 +18,12 @@ enum class ErrorKind {
   kRunError,         // the kernel crashed (signal), threw, or ran out of memory
   kTimeout,          // build or run exceeded its limit; the worker was killed
   kWrongResult,      // the output differs from the reference: a Loom bug
+  kNotMeasured,      // nothing was timed: a schedule chosen untimed (search/untimed_schedule.h)
+                     // that runs until one is measured, and that tuning measures first
 };
 
-// "none", "invalid_schedule", "build_error", "run_error", "timeout", "wrong_result".
+// "none", "invalid_schedule", "build_error", "run_error", "timeout",
+// "wrong_result", "not_measured".
 const char* error_kind_name(ErrorKind k);
 // Throws LoomError for an unknown name.
 ErrorKind parse_error_kind(const std::string& name);

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <fstream>
 #include <map>
@@ -197,6 +198,22 @@ ProgramCost best_program(const std::vector<MeasureRecord>& records, const std::s
 
 std::string measure_key(const std::string& task_key, const nlohmann::json& steps) {
   return task_key + "|" + steps.dump();
+}
+
+MeasureRecord untimed_record(const Task& task, const nlohmann::json& steps) {
+  MeasureRecord r{task, steps, {}};
+  r.result.error = ErrorKind::kNotMeasured;
+  r.result.error_msg = "chosen with nothing timed";
+  r.result.machine = this_machine();
+  r.result.timestamp = static_cast<int64_t>(std::time(nullptr));
+  return r;
+}
+
+const MeasureRecord* latest_untimed(const std::vector<MeasureRecord>& records, const std::string& task_key) {
+  const MeasureRecord* out = nullptr;
+  for (const auto& r : records)
+    if (r.untimed() && r.task_key() == task_key) out = &r;
+  return out;
 }
 
 }  // namespace loom

@@ -35,7 +35,13 @@ struct MeasureRecord {
   MeasureResult result;
 
   std::string task_key() const { return task.key(); }
+  // A schedule chosen with nothing timed ("error": "not_measured"): not a
+  // measurement, no trial, never a training program.
+  bool untimed() const { return result.error == ErrorKind::kNotMeasured; }
 };
+
+// An untimed record of these steps for the task, on this machine.
+MeasureRecord untimed_record(const Task& task, const nlohmann::json& steps);
 
 nlohmann::json record_to_json(const MeasureRecord& r);
 // Strict; throws LoomError naming the bad field.
@@ -97,6 +103,9 @@ struct ProgramCost {
 std::vector<ProgramCost> ranked_programs(const std::vector<MeasureRecord>& records, const std::string& task_key);
 // The best of them; record == nullptr if the task has no valid record.
 ProgramCost best_program(const std::vector<MeasureRecord>& records, const std::string& task_key);
+// The task's latest untimed record (a schedule chosen with nothing timed),
+// nullptr if none.
+const MeasureRecord* latest_untimed(const std::vector<MeasureRecord>& records, const std::string& task_key);
 
 // Identity of a measurement for resuming: task key + steps.
 std::string measure_key(const std::string& task_key, const nlohmann::json& steps);

@@ -91,10 +91,14 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
       State state;
       ProgramCost best = records.empty() ? ProgramCost{} : best_program(records, task.key());
       auto given = opts.schedules.find(nt.subgraph.dump());
+      const MeasureRecord* untimed = best.record ? nullptr : latest_untimed(records, task.key());
       if (best.record) {
         state = State::from_json(task.dag, best.record->steps);
         summary.tuned = true;
         summary.measured_s = best.cost_s;
+      } else if (untimed) {
+        state = State::from_json(task.dag, untimed->steps);
+        summary.untimed_in_log = true;
       } else if (given != opts.schedules.end()) {
         state = State::from_json(task.dag, given->second);
         summary.given = true;

@@ -1,6 +1,7 @@
 // Runs a whole network on the CPU from one compiled kernel per fused group:
-// each task's best program in a records log, or its default schedule
-// (network/default_schedule.h) when the log has none. Intermediate
+// each task's best program in a records log, else the log's untimed record
+// of it (a schedule chosen with nothing timed), else a given schedule, else
+// its default schedule (network/default_schedule.h). Intermediate
 // values live in buffers reused once their last reader has run (the memory
 // plan); graph inputs and constants are read in place.
 //
@@ -36,6 +37,7 @@ struct ExecutorOptions {
 struct KernelSummary {
   int task = -1;
   bool tuned = false;      // from the log
+  bool untimed_in_log = false;  // the log's untimed record (chosen with nothing timed)
   bool given = false;      // from ExecutorOptions::schedules
   double measured_s = 0;   // tuned: what the log measured for the program (one run)
   double compile_s = 0;

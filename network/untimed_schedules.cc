@@ -3,14 +3,12 @@
 #include <chrono>
 #include <filesystem>
 #include <iterator>
-#include <optional>
 
 #include "costmodel/cost_model.h"
 #include "measure/records.h"
 #include "measure/task.h"
 #include "measure/timing.h"
-#include "search/predicted_schedule.h"
-#include "search/schedule_transfer.h"
+#include "search/untimed_schedule.h"
 
 namespace loom::graph {
 
@@ -29,19 +27,14 @@ UntimedSchedules choose_untimed_schedules(const NetworkTasks& tasks, const Untim
   target.threads = options.threads;
   for (const auto& t : tasks.tasks) {
     Task task = Task::make(t.workload(), t.subgraph, target);
-    if (own_programs.same_task(task)) continue;  // the executor runs the log's best
-    std::optional<State> chosen = database_programs.same_task(task);
-    if (chosen) {
-      ++out.same_task;
-    } else if ((chosen = best_scored(task, *model, every_program.similar(task)))) {
-      ++out.refitted;
-    } else {
-      PredictedSchedule p = predict_schedule(task, *model, options.search);
-      chosen = p.state;
-      out.scored += p.scored;
-      ++out.predicted;
-    }
-    out.schedules[t.subgraph.dump()] = chosen->steps_json();
+    // The executor runs the log's best, or its untimed record.
+    if (own_programs.same_task(task) || latest_untimed(own, task.key())) continue;
+    UntimedSchedule u = untimed_schedule(task, *model, database_programs, every_program, options.search);
+    out.same_task += u.origin == UntimedOrigin::kSameTask;
+    out.refitted += u.origin == UntimedOrigin::kRefitted;
+    out.predicted += u.origin == UntimedOrigin::kPredicted;
+    out.scored += u.scored;
+    out.schedules[t.subgraph.dump()] = u.state.steps_json();
   }
   out.seconds = seconds_since(t0);
   return out;

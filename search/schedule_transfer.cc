@@ -94,6 +94,7 @@ double extent_distance(const ComputeDAG& a, const ComputeDAG& b) {
   constexpr double kApart = std::numeric_limits<double>::infinity();
   if (a.ops().size() != b.ops().size()) return kApart;
   double d = 0;
+  int terms = 0;
   for (size_t i = 0; i < a.ops().size(); ++i) {
     const OpNode& x = *a.ops()[i];
     const OpNode& y = *b.ops()[i];
@@ -102,11 +103,12 @@ double extent_distance(const ComputeDAG& a, const ComputeDAG& b) {
       return kApart;
     auto add = [&](int64_t p, int64_t q) {
       d += std::fabs(std::log2(static_cast<double>(std::max<int64_t>(p, 1)) / std::max<int64_t>(q, 1)));
+      ++terms;
     };
     for (size_t k = 0; k < x.shape.size(); ++k) add(x.shape[k], y.shape[k]);
     for (size_t k = 0; k < x.reduce_axes.size(); ++k) add(x.reduce_axes[k]->extent, y.reduce_axes[k]->extent);
   }
-  return d;
+  return terms ? d / terms : 0;
 }
 
 ScheduleLibrary::ScheduleLibrary(const std::vector<MeasureRecord>& records, int per_task) {
@@ -149,21 +151,23 @@ std::vector<State> ScheduleLibrary::same_task_programs(const Task& task) const {
   return out;
 }
 
-std::vector<State> ScheduleLibrary::similar(const Task& task, int nearest) const {
+std::vector<State> ScheduleLibrary::similar(const Task& task, int nearest, double max_distance) const {
   const std::string key = task.key(), group = task.similarity_group();
   const std::string target = task.target.to_string();
   // A source timed with another thread count replays (its parallel loops
   // stay), but one of the same target is nearer; so is one of the same
   // operators (a conv with ReLU6 serves a conv with ReLU: the same stages,
   // another element-wise epilogue).
-  constexpr double kOtherTarget = 0.5, kOtherOperators = 1.0;
+  // (In extent_distance's units: 0.1 is a tenth of the loops twice as
+  // long.)
+  constexpr double kOtherTarget = 0.05, kOtherOperators = 0.1;
   std::vector<std::pair<double, size_t>> near;
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Task& other = entries_[i].task;
     if (other.key() == key || other.workload != task.workload || other.target.is_gpu() != task.target.is_gpu())
       continue;
     double d = extent_distance(*task.dag, *other.dag);
-    if (!std::isfinite(d)) continue;
+    if (!(d <= max_distance)) continue;
     if (other.target.to_string() != target) d += kOtherTarget;
     if (other.similarity_group() != group) d += kOtherOperators;
     near.push_back({d, i});

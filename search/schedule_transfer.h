@@ -33,9 +33,10 @@ std::vector<int64_t> refit_split_lengths(const std::vector<int64_t>& lengths, in
 // step when one does not apply (other stages, another loop structure).
 State refit_program(std::shared_ptr<const ComputeDAG> dag, const std::vector<StepPtr>& steps);
 
-// How far apart two DAGs' loops are: the sum over their stages' loops of
-// |log2| of the ratio of the extents; +infinity when their stages or loops
-// do not correspond (a program of one cannot replay on the other).
+// How far apart two DAGs' loops are: the mean over their stages' loops of
+// |log2| of the ratio of the extents (1: each twice or half the other's on
+// average); +infinity when their stages or loops do not correspond (a
+// program of one cannot replay on the other).
 double extent_distance(const ComputeDAG& a, const ComputeDAG& b);
 
 // The measured programs of a set of records, by task, offered to other
@@ -52,10 +53,19 @@ class ScheduleLibrary {
   std::vector<State> same_task_programs(const Task& task) const;
   // The best programs of the `nearest` tasks of the same workload kind
   // nearest to `task` (extent_distance, nearer still for the same target
-  // and similarity group), re-fitted to it: the
-  // nearest task's first, each task's best first. Programs that do not
-  // replay are left out; the task itself is not among the sources.
-  std::vector<State> similar(const Task& task, int nearest = 4) const;
+  // and similarity group) and at most `max_distance` from it, re-fitted to
+  // it: the nearest task's first, each task's best first. Programs that do
+  // not replay are left out; the task itself is not among the sources.
+  //
+  // Farther sources replay but mislead: on the model zoo, a GPT block's
+  // QKV matmul (1x128x2304) given a BERT program of the transposed layout
+  // (128x1x768, distance 4.1) ran 10x slower than the model's own pick,
+  // a ViT's patch convolution given a 1x1 conv's (2.3) and Inception's
+  // pools given global pools' (2.1-3.1) lost too; MNASNet's depthwise
+  // and pointwise convs at distances up to 1.06 ran 1.5-4x faster on
+  // MobileNet-V2's programs re-fitted.
+  static constexpr double kMaxDistance = 1.5;
+  std::vector<State> similar(const Task& task, int nearest = 4, double max_distance = kMaxDistance) const;
 
   size_t tasks() const { return entries_.size(); }
 

@@ -24,7 +24,7 @@ const SettingsTable<SearchSettings>& table() {
       integer_setting("first_round_measures", &S::first_round_measures, 0, 100000,
        "measured in a task's first round (at most `measures_per_round`): with a few, every task of a network has "
        "a time soon and the task scheduler spends the rest where it pays; the schedule database's programs for "
-       "the task lead it. 0 = `measures_per_round`"),
+       "the task lead it. 0 = `measures_per_round`; a network config that does not set it: 8"),
       number_setting("eps_greedy", &S::eps_greedy, 0, 1, "share of states per round sampled at random (without the model)"),
       integer_setting("transfer_per_round", &S::transfer_per_round, 0, 100000,
        "per round, up to this many of the best measured programs of the run's other tasks (in their rank order) whose "

@@ -74,6 +74,7 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, TunerModels mode
     if (!m) throw LoomError("tuner: a cost model is missing");
   if (models.per_task_after < 0) throw LoomError("tuner: a task's own model cannot take over after a negative count");
   has_own_model_.assign(tasks_.size(), !own_models_.empty() && own_model_after_ == 0);
+  untimed_.resize(tasks_.size());
   awaiting_own_.resize(tasks_.size());
   if (!shared_model_ && shared_model_in_use())
     throw LoomError(own_models_.empty() ? "tuner: a cost model is missing"
@@ -108,8 +109,22 @@ void Tuner::resume_from_log() {
   std::vector<std::map<std::string, double>> cost_of(tasks_.size());
   std::vector<std::string> best_steps(tasks_.size());
   std::vector<double> best_cost(tasks_.size());
-  for (const auto& r : records)
-    if (task_of.count(r.task_key())) records_.push_back(r);
+  int untimed = 0;
+  for (const auto& r : records) {
+    auto t = task_of.find(r.task_key());
+    if (t == task_of.end()) continue;
+    if (!r.untimed()) {
+      records_.push_back(r);
+      continue;
+    }
+    // A schedule chosen with nothing timed: measured first, not a trial.
+    try {
+      untimed_[t->second].push_back(State::from_json(tasks_[t->second].task->dag, r.steps));
+      ++untimed;
+    } catch (const LoomError&) {
+      // Steps this build no longer replays: nothing to measure.
+    }
+  }
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const std::vector<ProgramCost> ranked = ranked_programs(records_, tasks_[i].task->key());
     for (const auto& p : ranked) cost_of[i][p.record->steps.dump()] = p.cost_s;
@@ -163,8 +178,9 @@ void Tuner::resume_from_log() {
   if (!own_models_.empty())
     for (size_t i = 0; i < tasks_.size(); ++i) learn_own(i, training[i]);
   if (shared_model_ && shared_model_in_use()) shared_model_->update(all_training);
-  opts_.print(fmt("resumed from %s: %d programs of these tasks (%d lines, %d skipped)",
-                  opts_.log_path.c_str(), resumed, report.lines, report.skipped));
+  opts_.print(fmt("resumed from %s: %d programs of these tasks (%d lines, %d skipped)%s",
+                  opts_.log_path.c_str(), resumed, report.lines, report.skipped,
+                  untimed ? fmt(", %d untimed schedules to measure first", untimed).c_str() : ""));
 }
 
 bool Tuner::shared_model_in_use() const {
@@ -236,9 +252,10 @@ int Tuner::round_size(int ti) const {
 }
 
 std::vector<State> Tuner::database_programs(int ti) {
-  if (!opts_.database) return {};
+  std::vector<State> out = untimed_[ti];
+  if (!opts_.database) return out;
   const Task& task = policies_[ti]->task();
-  std::vector<State> out = opts_.database->same_task_programs(task);
+  for (State& s : opts_.database->same_task_programs(task)) out.push_back(std::move(s));
   for (State& s : by_score(opts_.database->similar(task), score_fn(ti))) out.push_back(std::move(s));
   return out;
 }

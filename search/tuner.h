@@ -105,8 +105,8 @@ class Tuner {
   // The other tasks' best measured programs replayed on this task (those
   // that replay), best ranks first, tasks in turn within a rank.
   std::vector<State> transferred_programs(int task_index) const;
-  // The database's programs for this task, then its similar tasks'
-  // re-fitted, best scored first.
+  // The log's untimed schedules of this task, the database's programs for
+  // it, then its similar tasks' re-fitted, best scored first.
   std::vector<State> database_programs(int task_index);
   // Programs the task's next round measures: search.first_round_measures in
   // its first (when set), search.measures_per_round after.
@@ -136,6 +136,9 @@ class Tuner {
   // best after confirm() is chosen by ranked_programs(), as `loom report`
   // and `loom export` choose it from the log.
   std::vector<MeasureRecord> records_;
+  // Per task: the log's untimed records (schedules chosen with nothing
+  // timed), which lead its rounds until measured.
+  std::vector<std::vector<State>> untimed_;
   int trials_ = 0, round_ = 0;
   double elapsed_s_ = 0;
   // When this run's first round ended and the trials done then (-1: not

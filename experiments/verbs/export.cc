@@ -106,9 +106,10 @@ int export_verb(const Args& args) {
     if (!cfg.network.empty()) {
       NetworkExport net = export_network(cfg, records);
       networks.push_back({&cfg, net});
-      std::printf("the whole network: %s\n    %s\n    %s (%zu kernel sources; %d task(s) on a default schedule)\n",
+      std::printf("the whole network: %s\n    %s\n    %s (%zu kernel sources; %d task(s) on an untimed schedule, %d "
+                  "on a default schedule)\n",
                   net.header_path.c_str(), net.c_path.c_str(), net.weights_path.c_str(), net.kernel_sources.size(),
-                  net.default_schedules);
+                  net.untimed_schedules, net.default_schedules);
     }
   }
   if (!check) return kExitOk;

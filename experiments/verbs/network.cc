@@ -255,7 +255,7 @@ int run_network_verb(const Args& a) {
   double compile_s = 0;
   for (const auto& k : ex.kernels()) {
     tuned += k.tuned;
-    given += k.given;
+    given += k.given || k.untimed_in_log;
     compile_s += k.compile_s;
   }
   std::string cpu = llvm_host_cpu_description();
@@ -270,9 +270,11 @@ int run_network_verb(const Args& a) {
   if (!opts.log.empty()) {
     for (size_t i = 0; i < ex.kernels().size(); ++i)
       if (!ex.kernels()[i].tuned)
-        std::printf("warning: %s has no valid record for task %zu (%s) on cpu -threads=%d: %s schedule\n",
+        std::printf("warning: %s has no valid record for task %zu (%s) on cpu -threads=%d: %s\n",
                     opts.log.c_str(), i, graph::subgraph_summary(ex.tasks().tasks[i].subgraph).c_str(), opts.threads,
-                    ex.kernels()[i].given ? "untimed" : "default");
+                    ex.kernels()[i].untimed_in_log ? "its untimed record's schedule"
+                    : ex.kernels()[i].given        ? "a schedule chosen untimed"
+                                                   : "the default schedule");
   }
   std::printf("memory plan: intermediates %.1f MB in reused buffers (%.1f MB without reuse)\n",
               ex.planned_bytes() / 1e6, ex.unplanned_bytes() / 1e6);

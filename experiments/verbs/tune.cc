@@ -3,11 +3,22 @@
 // measured round, and a summary table at the end. Ctrl-C stops after the
 // current batch with the log intact; a second Ctrl-C exits at once.
 //
+// --trials 0 times nothing: every task the log has no record of gets a
+// schedule chosen untimed (search/untimed_schedule.h: the schedule
+// database's, re-fitted similar tasks', or the cost model's pick; the
+// config's pretrained model, else the shipped one) written to the log as an
+// untimed record, which `network run --log` runs and the next `loom tune`
+// measures first.
+//
 // With --distributed (under mpirun) rank 0 does all of this and every other
 // rank is a measurement node (measure/distributed/): the config is read by
 // rank 0 only.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
 
 #include "experiments/config.h"
 #include "experiments/verbs.h"
@@ -16,7 +27,9 @@
 #include "measure/distributed/node.h"
 #include "measure/distributed/transport.h"
 #include "measure/machine.h"
+#include "measure/timing.h"
 #include "search/tuner.h"
+#include "search/untimed_schedule.h"
 
 namespace loom::cli {
 
@@ -29,15 +42,16 @@ void on_sigint(int) {
 
 namespace {
 int tune(const std::string& file, int trials, double time_budget_s, Transport* transport);
+int choose_untimed(const std::string& file);
 }  // namespace
 
 int tune_verb(const Args& args) {
   std::string file;
-  int trials = 0;
+  int trials = -1;  // the config's
   double time_budget_s = 0;
   bool distributed = false;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--trials") trials = int_flag(args, i, "--trials");
+    if (args[i] == "--trials") trials = int_flag(args, i, "--trials", 0);
     else if (args[i] == "--time-budget") time_budget_s = duration_flag(args, i, "--time-budget");
     else if (args[i] == "--distributed") distributed = true;
     else if (!args[i].empty() && args[i][0] == '-') throw LoomError("unknown option " + args[i]);
@@ -46,6 +60,10 @@ int tune_verb(const Args& args) {
   }
   if (file.empty())
     throw LoomError("usage: loom tune CONFIG.json [--trials N] [--time-budget DURATION] [--distributed]");
+  if (trials == 0) {
+    if (distributed) throw LoomError("--trials 0 times nothing: no --distributed");
+    return choose_untimed(file);
+  }
   std::unique_ptr<Transport> transport;
   if (distributed) {
     transport = make_mpi_transport();
@@ -68,9 +86,57 @@ int tune_verb(const Args& args) {
 
 namespace {
 
+// The records of a config's schedule database measured on this machine
+// kind, with a note for the others.
+std::vector<MeasureRecord> schedule_database(const ExperimentConfig& cfg) {
+  std::vector<std::string> notes;
+  std::vector<MeasureRecord> records = this_machines_records(resolve_schedule_databases(cfg.schedule_databases), &notes);
+  for (const std::string& note : notes) std::printf("note: %s\n", note.c_str());
+  return records;
+}
+
+int choose_untimed(const std::string& file) {
+  ExperimentConfig cfg = ExperimentConfig::load(file);
+  auto t0 = std::chrono::steady_clock::now();
+  const std::string model_file = cfg.pretrained_model.empty()
+                                     ? std::string(LOOM_SOURCE_DIR) + "/experiments/models/suite_mlp.model"
+                                     : cfg.pretrained_model;
+  std::unique_ptr<CostModel> model = load_cost_model(model_file);
+  const std::vector<MeasureRecord> database_records = schedule_database(cfg);
+  const ScheduleLibrary database(database_records);
+  std::vector<MeasureRecord> logged;
+  if (std::filesystem::exists(cfg.log_path)) logged = load_records(cfg.log_path);
+  // The similar tasks' programs come from the database and the log.
+  std::vector<MeasureRecord> sources = logged;
+  sources.insert(sources.end(), database_records.begin(), database_records.end());
+  const ScheduleLibrary source_programs(sources);
+  SearchSettings settings = cfg.search;
+  std::set<std::string> in_log;
+  for (const auto& r : logged) in_log.insert(r.task_key());
+  RecordLog log(cfg.log_path);
+  int chosen = 0, kept = 0;
+  std::map<std::string, int> by_origin;
+  for (const auto& t : cfg.tasks) {
+    if (in_log.count(t.task.key())) {
+      ++kept;
+      continue;
+    }
+    UntimedSchedule u = untimed_schedule(t.task, *model, database, source_programs, settings);
+    log.append({untimed_record(t.task, u.state.steps_json())});
+    ++by_origin[untimed_origin_name(u.origin)];
+    ++chosen;
+  }
+  std::string origins;
+  for (const auto& [name, n] : by_origin) origins += (origins.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  std::printf("chose %d untimed schedules in %.1f s (%s; %s), none timed; %d tasks the log has already; log: %s\n",
+              chosen, seconds_since(t0), origins.empty() ? "none" : origins.c_str(), model_file.c_str(), kept,
+              cfg.log_path.c_str());
+  return kExitOk;
+}
+
 int tune(const std::string& file, int trials, double time_budget_s, Transport* transport) {
   ExperimentConfig cfg = ExperimentConfig::load(file);
-  if (trials > 0) cfg.search.num_trials = trials;
+  if (trials >= 0) cfg.search.num_trials = trials;
   if (time_budget_s > 0) cfg.search.time_budget_s = time_budget_s;
 
   std::printf("loom tune %s\nsettings: %s\n", file.c_str(), cfg.to_json().dump().c_str());
@@ -102,11 +168,7 @@ int tune(const std::string& file, int trials, double time_budget_s, Transport* t
   std::vector<TuneTask> tasks;
   for (const auto& t : cfg.tasks) tasks.push_back({std::make_shared<const Task>(t.task), t.weight});
   TunerOptions opts;
-  const std::vector<std::string> databases = resolve_schedule_databases(cfg.schedule_databases);
-  if (!databases.empty()) {
-    std::vector<std::string> notes;
-    std::vector<MeasureRecord> records = this_machines_records(databases, &notes);
-    for (const std::string& note : notes) std::printf("note: %s\n", note.c_str());
+  if (std::vector<MeasureRecord> records = schedule_database(cfg); !records.empty()) {
     opts.database = std::make_shared<const ScheduleLibrary>(records);
     std::printf("schedule database: %zu tasks measured on this machine kind\n", opts.database->tasks());
   }

@@ -60,6 +60,15 @@ TEST(Config, ScheduleDatabaseIsShippedNoneOrLogs) {
                "schedule_database: expected \"shipped\", \"none\" or an array of records logs");
   expect_error(R"({"tasks": [{"workload": "matmul"}], "schedule_database": [3]})", "schedule_database[0]");
 }
+TEST(Config, ANetworkConfigsFirstRoundsMeasureAFewProgramsUnlessSet) {
+  EXPECT_EQ(ExperimentConfig::from_json(nlohmann::json::parse(kValid)).search.first_round_measures, 0);
+  auto network = [](const std::string& search) {
+    return ExperimentConfig::from_json(nlohmann::json::parse(R"({"network": "m.onnx", "search": )" + search + "}"));
+  };
+  EXPECT_EQ(network("{}").search.first_round_measures, ExperimentConfig::kNetworkFirstRoundMeasures);
+  EXPECT_EQ(network(R"({"first_round_measures": 0})").search.first_round_measures, 0);
+}
+
 TEST(Config, MissingTasks) { expect_error(R"({"name": "x"})", "tasks: expected a non-empty array"); }
 TEST(Config, UnknownWorkload) { expect_error(R"({"tasks": [{"workload": "matmull"}]})", "tasks[0].workload"); }
 TEST(Config, NegativeParameter) {

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "measure/records.h"
 #include "tests/experiments/loom_cli.h"
 #include "tests/support/scratch_dir.h"
 
@@ -242,6 +243,41 @@ TEST_F(LoomNetwork, NetworkConfigTunesTheModelsTasksAndItsLogRunsTheNetwork) {
   EXPECT_NE(run.output.find(": match"), std::string::npos) << run.output;
 }
 
+// `tune --trials 0` writes every task's schedule chosen with nothing timed
+// to the log; `network run --log` runs them, and the next `tune` measures
+// them first.
+TEST_F(LoomNetwork, TuneWithZeroTrialsWritesUntimedSchedulesThatRunAndLeadTuning) {
+  const std::string config = model("tiny_cnn_untimed.json");
+  const std::string log = model("tiny_cnn_untimed.jsonl");
+  fs::remove(log);
+  std::ofstream(config) << R"({"network": "tiny_cnn.onnx", "target": "cpu -threads=1", "search": {"num_trials": 12,
+    "measures_per_round": 4, "population": 64, "generations": 1}, "cost_model": {"kind": "random"},
+    "outputs": {"log": "tiny_cnn_untimed.jsonl"}})";
+  Result untimed = run_loom("tune " + config + " --trials 0");
+  ASSERT_EQ(untimed.exit_code, 0) << untimed.output;
+  EXPECT_NE(untimed.output.find("chose 6 untimed schedules in "), std::string::npos) << untimed.output;
+  std::vector<loom::MeasureRecord> records = loom::load_records(log);
+  ASSERT_EQ(records.size(), 6u);
+  for (const auto& r : records) EXPECT_TRUE(r.untimed());
+  Result again = run_loom("tune " + config + " --trials 0");
+  EXPECT_NE(again.output.find("chose 0 untimed schedules"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("6 tasks the log has already"), std::string::npos) << again.output;
+
+  Result run = run_loom("network run " + model("tiny_cnn.onnx") + " --log " + log + " --baselines none --rounds 1 --check");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("(0 tuned from the log, 6 chosen untimed, 0 default schedules)"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("its untimed record's schedule"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(": match"), std::string::npos) << run.output;
+
+  Result tune = run_loom("tune " + config);
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  EXPECT_NE(tune.output.find("6 untimed schedules to measure first"), std::string::npos) << tune.output;
+  records = loom::load_records(log);
+  ASSERT_GT(records.size(), 7u);
+  EXPECT_EQ(records[6].steps, records[0].steps) << "the first measured program is the first task's untimed one";
+}
+
 // Every task gets one round of trials; the report then runs the whole
 // network against PyTorch and ONNX Runtime and writes the table, the per-task breakdown and
 // the curve of the estimated latency.
@@ -283,7 +319,7 @@ TEST_F(LoomNetwork, ExportOfANetworkConfigWritesTheWholeNetworkAsCThatMatchesThe
   std::istringstream lines(ex.output);
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("!!", 0) == 0) EXPECT_NE(line.find(" runs at "), std::string::npos) << line;
-  EXPECT_NE(ex.output.find("4 task(s) on a default schedule"), std::string::npos) << ex.output;
+  EXPECT_NE(ex.output.find("0 task(s) on an untimed schedule, 4 on a default schedule"), std::string::npos) << ex.output;
   EXPECT_NE(ex.output.find("the network's C (cc) matches the executor"), std::string::npos) << ex.output;
   std::ifstream c(dir_ / "tiny_cnn_export_export" / "tiny_cnn_export.c");
   std::string text((std::istreambuf_iterator<char>(c)), std::istreambuf_iterator<char>());

@@ -95,6 +95,25 @@ TEST(Records, AProgramWithAWrongResultIsNeverBestEvenWhenOtherRecordsOfItAreVali
   EXPECT_EQ(ranked[0].record, &recs[2]);
 }
 
+// An untimed record (a schedule chosen with nothing timed) round-trips,
+// is never a program's cost, and is the task's latest untimed choice.
+TEST(Records, AnUntimedRecordIsNoMeasurementButTheLatestChoice) {
+  Task task = small_matmul();
+  MeasureRecord first = untimed_record(task, tiled(task, 1).steps_json());
+  MeasureRecord second = untimed_record(task, tiled(task, 2).steps_json());
+  EXPECT_TRUE(first.untimed());
+  EXPECT_EQ(first.result.machine, this_machine());
+  MeasureRecord back = record_from_json(record_to_json(first));
+  EXPECT_TRUE(back.untimed());
+  EXPECT_EQ(record_to_json(back)["result"]["error"], "not_measured");
+  std::vector<MeasureRecord> records = {first, second};
+  EXPECT_EQ(best_program(records, task.key()).record, nullptr);
+  ASSERT_NE(latest_untimed(records, task.key()), nullptr);
+  EXPECT_EQ(latest_untimed(records, task.key())->steps, second.steps);
+  records.push_back(make_record(task, 3, 1e-3));
+  EXPECT_EQ(best_program(records, task.key()).record->steps, records[2].steps);
+}
+
 TEST(Records, RoundTripAndHelpers) {
   std::string path = temp_path("roundtrip.jsonl");
   std::remove(path.c_str());

@@ -118,5 +118,31 @@ TEST(UntimedSchedules, TasksTheRunsOwnLogMeasuredAreLeftToIt) {
   EXPECT_EQ(u.refitted, 1);  // the log's program still serves the similar task
 }
 
+// The executor runs a log's untimed record of a task it has no measurement
+// of, and the network matches the interpreter.
+TEST(UntimedSchedules, TheExecutorRunsALogsUntimedRecord) {
+  Graph g = two_convs();
+  NetworkTasks nt = extract_tasks(g);
+  Task task = Task::make(nt.tasks[0].workload(), nt.tasks[0].subgraph, Target{});
+  std::mt19937_64 rng(8);
+  std::vector<State> programs = sample(make_sketch_task(task), 1, rng);
+  const std::string log = (loom::testing::scratch_dir() / "untimed_in_log.jsonl").string();
+  std::filesystem::remove(log);
+  RecordLog(log).append({untimed_record(task, programs.at(0).steps_json())});
+  ExecutorOptions opts;
+  opts.log = log;
+  NetworkExecutor ex(g, opts);
+  EXPECT_TRUE(ex.kernels()[0].untimed_in_log);
+  EXPECT_FALSE(ex.kernels()[0].tuned);
+  EXPECT_FALSE(ex.kernels()[1].untimed_in_log);
+  Values inputs = random_graph_inputs(g, 5);
+  EXPECT_EQ(compare_outputs(ex.run(inputs).at("y"), interpret(g, inputs).at("y"), 1e-3, 1e-4), "");
+  // Choosing schedules for the network leaves that task to the executor.
+  UntimedScheduleOptions o = options_with(log);
+  o.databases.clear();
+  o.log = log;
+  EXPECT_EQ(choose_untimed_schedules(nt, o).schedules.count(nt.tasks[0].subgraph.dump()), 0u);
+}
+
 }  // namespace
 }  // namespace loom::graph

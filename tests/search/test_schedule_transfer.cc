@@ -117,7 +117,7 @@ MeasureRecord record_of(const Task& task, const State& s, double seconds) {
 
 TEST(ScheduleLibrary, TheSameTaskGetsItsBestProgramAndOthersTheNearestTasksRefitted) {
   Task near = Task::make("matmul", {{"M", 64}, {"N", 64}, {"K", 64}}, Target{});
-  Task far = Task::make("matmul", {{"M", 512}, {"N", 512}, {"K", 512}}, Target{});
+  Task far = Task::make("matmul", {{"M", 128}, {"N", 128}, {"K", 128}}, Target{});
   Task wanted = Task::make("matmul", {{"M", 48}, {"N", 64}, {"K", 64}}, Target{});
   std::mt19937_64 rng(3);
   std::vector<State> near_programs = sample(make_sketch_task(near), 3, rng);
@@ -138,6 +138,17 @@ TEST(ScheduleLibrary, TheSameTaskGetsItsBestProgramAndOthersTheNearestTasksRefit
   EXPECT_EQ(offered[0].steps_json(), refit_program(wanted.dag, near_programs[1].steps()).steps_json());
   // The task itself is never its own source.
   for (const State& s : library.similar(near, 2)) EXPECT_NE(s.steps_json(), near_programs[1].steps_json());
+}
+
+TEST(ScheduleLibrary, ATaskTooFarApartIsNoSource) {
+  Task source = Task::make("matmul", {{"M", 1024}, {"N", 1024}, {"K", 1024}}, Target{});
+  Task wanted = Task::make("matmul", {{"M", 16}, {"N", 16}, {"K", 16}}, Target{});
+  ASSERT_GT(extent_distance(*source.dag, *wanted.dag), ScheduleLibrary::kMaxDistance);
+  std::mt19937_64 rng(4);
+  std::vector<State> programs = sample(make_sketch_task(source), 1, rng);
+  ScheduleLibrary library({record_of(source, programs.at(0), 1e-3)});
+  EXPECT_TRUE(library.similar(wanted).empty());
+  EXPECT_FALSE(library.similar(wanted, 4, /*max_distance=*/100).empty());
 }
 
 }  // namespace

@@ -573,5 +573,31 @@ TEST(Tuner, TheDatabasesProgramsLeadATasksFirstRound) {
   EXPECT_TRUE(refitted.count(records[3].steps.dump()));
 }
 
+// A log's untimed record (a schedule chosen with nothing timed) is measured
+// first when tuning resumes from it, and is no trial.
+TEST(Tuner, TheLogsUntimedScheduleIsMeasuredFirst) {
+  std::string log = temp_log("untimed_first.jsonl");
+  std::filesystem::remove(log);
+  const std::vector<TuneTask> tasks = tiny_tasks();
+  const Task& task = *tasks[0].task;
+  std::mt19937_64 rng(23);
+  std::vector<State> chosen = sample(make_sketch_task(task), 1, rng);
+  ASSERT_EQ(chosen.size(), 1u);
+  RecordLog(log).append({untimed_record(task, chosen[0].steps_json())});
+  std::vector<std::string> lines;
+  TunerOptions o = tiny_options(log, 8);
+  o.print = [&](const std::string& l) { lines.push_back(l); };
+  Tuner tuner(tasks, o, make_cost_model("random"));
+  EXPECT_EQ(tuner.trials(), 0);
+  tuner.run();
+  std::vector<MeasureRecord> records = load_records(log);
+  ASSERT_EQ(records.size(), 9u);  // the untimed record, then 8 measured
+  EXPECT_TRUE(records[0].untimed());
+  EXPECT_FALSE(records[1].untimed());
+  EXPECT_EQ(records[1].steps, chosen[0].steps_json());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("1 untimed schedules to measure first"), std::string::npos) << lines[0];
+}
+
 }  // namespace
 }  // namespace loom
