@@ -23,6 +23,8 @@ double duration_flag(const Args& a, size_t& i, const char* name);
 // The shipped schedule database: the records logs in
 // experiments/schedules/database/ (scripts/build_schedule_database.sh).
 std::vector<std::string> shipped_schedule_databases();
+// The shipped cost model (experiments/models/suite_mlp.model).
+std::string shipped_cost_model();
 // `names` with "shipped" replaced by those logs.
 std::vector<std::string> resolve_schedule_databases(const std::vector<std::string>& names);
 

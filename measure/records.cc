@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -188,6 +189,22 @@ std::vector<ProgramCost> ranked_programs(const std::vector<MeasureRecord>& recor
   while (u < once.size() && once[u].cost_s < bar) out.push_back(once[u++]);
   for (const auto& a : again) out.push_back(a.first);
   out.insert(out.end(), once.begin() + static_cast<std::ptrdiff_t>(u), once.end());
+  return out;
+}
+
+std::vector<std::vector<const MeasureRecord*>> best_records_per_task(const std::vector<MeasureRecord>& records,
+                                                                     int per_task) {
+  std::vector<std::vector<const MeasureRecord*>> out;
+  std::set<std::string> seen;
+  for (const auto& r : records) {
+    if (!seen.insert(r.task_key()).second) continue;
+    std::vector<const MeasureRecord*> best;
+    for (const ProgramCost& p : ranked_programs(records, r.task_key())) {
+      if (static_cast<int>(best.size()) >= per_task) break;
+      best.push_back(p.record);
+    }
+    if (!best.empty()) out.push_back(std::move(best));
+  }
   return out;
 }
 

@@ -101,6 +101,10 @@ struct ProgramCost {
 };
 // Every program of the task with at least one valid record, best first.
 std::vector<ProgramCost> ranked_programs(const std::vector<MeasureRecord>& records, const std::string& task_key);
+// Of every task with a valid record, in the order the records first name
+// them: its `per_task` best programs' records, best first.
+std::vector<std::vector<const MeasureRecord*>> best_records_per_task(const std::vector<MeasureRecord>& records,
+                                                                     int per_task);
 // The best of them; record == nullptr if the task has no valid record.
 ProgramCost best_program(const std::vector<MeasureRecord>& records, const std::string& task_key);
 // The task's latest untimed record (a schedule chosen with nothing timed),

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <iterator>
 
 #include "costmodel/cost_model.h"
 #include "measure/records.h"
@@ -16,25 +15,21 @@ UntimedSchedules choose_untimed_schedules(const NetworkTasks& tasks, const Untim
   const auto t0 = std::chrono::steady_clock::now();
   UntimedSchedules out;
   std::unique_ptr<CostModel> model = load_cost_model(options.cost_model);
-  std::vector<MeasureRecord> database = this_machines_records(options.databases, &out.notes), own;
-  if (!options.log.empty() && std::filesystem::exists(options.log)) own = load_records(options.log, nullptr, false);
-  const ScheduleLibrary database_programs(database), own_programs(own);
-  std::vector<MeasureRecord> all = database;
-  all.insert(all.end(), own.begin(), own.end());
-  const ScheduleLibrary every_program(all);
-
+  const std::vector<MeasureRecord> database = this_machines_records(options.databases, &out.notes);
+  std::vector<MeasureRecord> log;
+  if (!options.log.empty() && std::filesystem::exists(options.log)) log = load_records(options.log, nullptr, false);
   Target target;
   target.threads = options.threads;
-  for (const auto& t : tasks.tasks) {
-    Task task = Task::make(t.workload(), t.subgraph, target);
-    // The executor runs the log's best, or its untimed record.
-    if (own_programs.same_task(task) || latest_untimed(own, task.key())) continue;
-    UntimedSchedule u = untimed_schedule(task, *model, database_programs, every_program, options.search);
-    out.same_task += u.origin == UntimedOrigin::kSameTask;
-    out.refitted += u.origin == UntimedOrigin::kRefitted;
-    out.predicted += u.origin == UntimedOrigin::kPredicted;
-    out.scored += u.scored;
-    out.schedules[t.subgraph.dump()] = u.state.steps_json();
+  std::vector<Task> task_list;
+  for (const auto& t : tasks.tasks) task_list.push_back(Task::make(t.workload(), t.subgraph, target));
+  const auto chosen = untimed_schedules(task_list, *model, database, log, options.search);
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (!chosen[i]) continue;  // the executor runs the log's best, or its untimed record
+    out.same_task += chosen[i]->origin == UntimedOrigin::kSameTask;
+    out.refitted += chosen[i]->origin == UntimedOrigin::kRefitted;
+    out.predicted += chosen[i]->origin == UntimedOrigin::kPredicted;
+    out.scored += chosen[i]->scored;
+    out.schedules[tasks.tasks[i].subgraph.dump()] = chosen[i]->state.steps_json();
   }
   out.seconds = seconds_since(t0);
   return out;

@@ -112,21 +112,17 @@ double extent_distance(const ComputeDAG& a, const ComputeDAG& b) {
 }
 
 ScheduleLibrary::ScheduleLibrary(const std::vector<MeasureRecord>& records, int per_task) {
-  std::set<std::string> seen;
-  for (const auto& r : records) {
-    const std::string key = r.task_key();
-    if (!seen.insert(key).second) continue;
-    Entry e{r.task, {}};
-    for (const ProgramCost& p : ranked_programs(records, key)) {
-      if (static_cast<int>(e.programs.size()) >= per_task) break;
+  for (const auto& best : best_records_per_task(records, per_task)) {
+    Entry e{best.front()->task, {}};
+    for (const MeasureRecord* r : best) {
       try {
-        e.programs.push_back(steps_from_json(p.record->steps));
+        e.programs.push_back(steps_from_json(r->steps));
       } catch (const LoomError&) {
         // A step this build no longer reads: not a source.
       }
     }
     if (e.programs.empty() || !e.task.dag) continue;
-    by_key_[key] = entries_.size();
+    by_key_[e.task.key()] = entries_.size();
     entries_.push_back(std::move(e));
   }
 }

@@ -74,7 +74,8 @@ Tuner::Tuner(std::vector<TuneTask> tasks, TunerOptions options, TunerModels mode
     if (!m) throw LoomError("tuner: a cost model is missing");
   if (models.per_task_after < 0) throw LoomError("tuner: a task's own model cannot take over after a negative count");
   has_own_model_.assign(tasks_.size(), !own_models_.empty() && own_model_after_ == 0);
-  untimed_.resize(tasks_.size());
+  leading_.resize(tasks_.size());
+  leading_gathered_.assign(tasks_.size(), false);
   awaiting_own_.resize(tasks_.size());
   if (!shared_model_ && shared_model_in_use())
     throw LoomError(own_models_.empty() ? "tuner: a cost model is missing"
@@ -119,7 +120,7 @@ void Tuner::resume_from_log() {
     }
     // A schedule chosen with nothing timed: measured first, not a trial.
     try {
-      untimed_[t->second].push_back(State::from_json(tasks_[t->second].task->dag, r.steps));
+      leading_[t->second].push_back(State::from_json(tasks_[t->second].task->dag, r.steps));
       ++untimed;
     } catch (const LoomError&) {
       // Steps this build no longer replays: nothing to measure.
@@ -251,9 +252,10 @@ int Tuner::round_size(int ti) const {
                                                   : opts_.search.measures_per_round;
 }
 
-std::vector<State> Tuner::database_programs(int ti) {
-  std::vector<State> out = untimed_[ti];
-  if (!opts_.database) return out;
+const std::vector<State>& Tuner::leading_programs(int ti) {
+  std::vector<State>& out = leading_[ti];
+  if (leading_gathered_[ti] || !opts_.database) return out;
+  leading_gathered_[ti] = true;
   const Task& task = policies_[ti]->task();
   for (State& s : opts_.database->same_task_programs(task)) out.push_back(std::move(s));
   for (State& s : by_score(opts_.database->similar(task), score_fn(ti))) out.push_back(std::move(s));
@@ -265,7 +267,7 @@ void Tuner::one_round(int ti) {
   const Task& task = policy.task();
   int n = std::min(round_size(ti), opts_.search.num_trials - trials_);
   auto t0 = Clock::now();
-  std::vector<State> transferred = database_programs(ti);
+  std::vector<State> transferred = leading_programs(ti);
   // A first round leads with up to half of the database's programs: the
   // measured best of the same task and the re-fitted programs of similar
   // ones beat what the model finds alone (a model ranks a new task's

@@ -106,8 +106,9 @@ class Tuner {
   // that replay), best ranks first, tasks in turn within a rank.
   std::vector<State> transferred_programs(int task_index) const;
   // The log's untimed schedules of this task, the database's programs for
-  // it, then its similar tasks' re-fitted, best scored first.
-  std::vector<State> database_programs(int task_index);
+  // it, then its similar tasks' re-fitted, best scored first: gathered at
+  // the task's first round and kept (those measured since are passed over).
+  const std::vector<State>& leading_programs(int task_index);
   // Programs the task's next round measures: search.first_round_measures in
   // its first (when set), search.measures_per_round after.
   int round_size(int task_index) const;
@@ -137,8 +138,9 @@ class Tuner {
   // and `loom export` choose it from the log.
   std::vector<MeasureRecord> records_;
   // Per task: the log's untimed records (schedules chosen with nothing
-  // timed), which lead its rounds until measured.
-  std::vector<std::vector<State>> untimed_;
+  // timed), then from the task's first round all leading_programs().
+  std::vector<std::vector<State>> leading_;
+  std::vector<bool> leading_gathered_;
   int trials_ = 0, round_ = 0;
   double elapsed_s_ = 0;
   // When this run's first round ended and the trials done then (-1: not

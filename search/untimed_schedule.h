@@ -7,6 +7,9 @@
 // untimed record.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "costmodel/cost_model.h"
 #include "measure/task.h"
 #include "search/schedule_transfer.h"
@@ -28,6 +31,16 @@ struct UntimedSchedule {
 // no valid program.
 UntimedSchedule untimed_schedule(const Task& task, CostModel& model, const ScheduleLibrary& database,
                                  const ScheduleLibrary& sources, const SearchSettings& settings);
+
+// Every task's untimed schedule, in the tasks' order; nullopt for a task
+// `log` has a valid or an untimed record of (what runs is the log's).
+// `database`: records of this machine kind; similar tasks' programs come
+// from it and from `log`. What `loom network run` and `loom tune --trials
+// 0` choose.
+std::vector<std::optional<UntimedSchedule>> untimed_schedules(const std::vector<Task>& tasks, CostModel& model,
+                                                              const std::vector<MeasureRecord>& database,
+                                                              const std::vector<MeasureRecord>& log,
+                                                              const SearchSettings& settings);
 
 // "the database", "re-fitted", "predicted".
 const char* untimed_origin_name(UntimedOrigin origin);

@@ -27,7 +27,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -184,7 +183,7 @@ int run_network_verb(const Args& a) {
   std::vector<std::string> baseline_keys;  // every one unless --baselines says
   for (const auto& k : network_baseline_kinds()) baseline_keys.push_back(k.key);
   graph::UntimedScheduleOptions untimed_opts;
-  untimed_opts.cost_model = std::string(LOOM_SOURCE_DIR) + "/experiments/models/suite_mlp.model";
+  untimed_opts.cost_model = shipped_cost_model();
   untimed_opts.databases = shipped_schedule_databases();
   graph::InputShapes shapes;
   int rounds = 10;

@@ -3,7 +3,7 @@
 // and `loom export` choose by), each as its latest valid record, written to
 // FILE as a records log: what the schedule database holds
 // (scripts/build_schedule_database.sh). Also where the shipped database
-// lies, for the verbs that use it.
+// lies, and the shipped cost model, for the verbs that use them.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -41,16 +41,14 @@ int best_verb(const Args& a) {
     records.insert(records.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
   std::vector<MeasureRecord> kept;
-  std::set<std::string> seen;
-  for (const auto& r : records) {
-    if (!seen.insert(r.task_key()).second) continue;
-    const auto ranked = ranked_programs(records, r.task_key());
-    for (size_t k = 0; k < ranked.size() && static_cast<int>(k) < per_task; ++k) kept.push_back(*ranked[k].record);
-  }
+  std::set<std::string> tasks;
+  for (const auto& r : records) tasks.insert(r.task_key());
+  for (const auto& best : best_records_per_task(records, per_task))
+    for (const MeasureRecord* r : best) kept.push_back(*r);
   std::filesystem::remove(out);
   RecordLog(out).append(kept);
   std::printf("wrote %s: %zu records, the best %d programs of each of %zu tasks in %zu records\n", out.c_str(),
-              kept.size(), per_task, seen.size(), records.size());
+              kept.size(), per_task, tasks.size(), records.size());
   return kExitOk;
 }
 
@@ -65,6 +63,8 @@ std::vector<std::string> shipped_schedule_databases() {
   std::sort(out.begin(), out.end());
   return out;
 }
+
+std::string shipped_cost_model() { return std::string(LOOM_SOURCE_DIR) + "/experiments/models/suite_mlp.model"; }
 
 std::vector<std::string> resolve_schedule_databases(const std::vector<std::string>& names) {
   std::vector<std::string> out;

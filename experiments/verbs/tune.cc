@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <set>
 
 #include "experiments/config.h"
 #include "experiments/verbs.h"
@@ -98,38 +97,27 @@ std::vector<MeasureRecord> schedule_database(const ExperimentConfig& cfg) {
 int choose_untimed(const std::string& file) {
   ExperimentConfig cfg = ExperimentConfig::load(file);
   auto t0 = std::chrono::steady_clock::now();
-  const std::string model_file = cfg.pretrained_model.empty()
-                                     ? std::string(LOOM_SOURCE_DIR) + "/experiments/models/suite_mlp.model"
-                                     : cfg.pretrained_model;
+  const std::string model_file = cfg.pretrained_model.empty() ? shipped_cost_model() : cfg.pretrained_model;
   std::unique_ptr<CostModel> model = load_cost_model(model_file);
-  const std::vector<MeasureRecord> database_records = schedule_database(cfg);
-  const ScheduleLibrary database(database_records);
   std::vector<MeasureRecord> logged;
   if (std::filesystem::exists(cfg.log_path)) logged = load_records(cfg.log_path);
-  // The similar tasks' programs come from the database and the log.
-  std::vector<MeasureRecord> sources = logged;
-  sources.insert(sources.end(), database_records.begin(), database_records.end());
-  const ScheduleLibrary source_programs(sources);
-  SearchSettings settings = cfg.search;
-  std::set<std::string> in_log;
-  for (const auto& r : logged) in_log.insert(r.task_key());
+  std::vector<Task> tasks;
+  for (const auto& t : cfg.tasks) tasks.push_back(t.task);
+  const auto chosen = untimed_schedules(tasks, *model, schedule_database(cfg), logged, cfg.search);
   RecordLog log(cfg.log_path);
-  int chosen = 0, kept = 0;
+  int n = 0;
   std::map<std::string, int> by_origin;
-  for (const auto& t : cfg.tasks) {
-    if (in_log.count(t.task.key())) {
-      ++kept;
-      continue;
-    }
-    UntimedSchedule u = untimed_schedule(t.task, *model, database, source_programs, settings);
-    log.append({untimed_record(t.task, u.state.steps_json())});
-    ++by_origin[untimed_origin_name(u.origin)];
-    ++chosen;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (!chosen[i]) continue;
+    log.append({untimed_record(tasks[i], chosen[i]->state.steps_json())});
+    ++by_origin[untimed_origin_name(chosen[i]->origin)];
+    ++n;
   }
   std::string origins;
-  for (const auto& [name, n] : by_origin) origins += (origins.empty() ? "" : ", ") + std::to_string(n) + " " + name;
-  std::printf("chose %d untimed schedules in %.1f s (%s; %s), none timed; %d tasks the log has already; log: %s\n",
-              chosen, seconds_since(t0), origins.empty() ? "none" : origins.c_str(), model_file.c_str(), kept,
+  for (const auto& [name, count] : by_origin)
+    origins += (origins.empty() ? "" : ", ") + std::to_string(count) + " " + name;
+  std::printf("chose %d untimed schedules in %.1f s (%s; %s), none timed; %zu tasks the log has already; log: %s\n",
+              n, seconds_since(t0), origins.empty() ? "none" : origins.c_str(), model_file.c_str(), tasks.size() - n,
               cfg.log_path.c_str());
   return kExitOk;
 }
