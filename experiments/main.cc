@@ -57,7 +57,7 @@ const Verb kVerbs[] = {
     {"network",
      "loom network import MODEL.onnx OUT.json\n"
      "             loom network tasks MODEL [--json] [--config OUT.json [--threads N] [--trials N]]\n"
-     "             loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check] [--baselines torch,ort|none] [--torch FILE.pt] [--profile] [--database LOG|none]... [--cost-model FILE] [--default-schedules]\n"
+     "             loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--runs N] [--check] [--baselines torch,ort|none] [--torch FILE.pt] [--profile] [--database LOG|none]... [--cost-model FILE] [--default-schedules]\n"
      "             (each: --shape NAME=DIMxDIM... pins an input's dynamic dimensions)",
      "a whole model (ONNX or graph JSON): convert it, list its fused tasks with weights, run it end to end "
      "(against PyTorch)",

@@ -80,9 +80,14 @@ NetworkReport build_network_report(const ExperimentConfig& cfg, const std::vecto
   eo.threads = cfg.target.threads;
   eo.log = cfg.log_path;
   graph::NetworkExecutor ex(g, eo);
-  // Ten rounds per requested report round: a network run is milliseconds.
-  r.end_to_end = compare_network(g, ex, network_baselines_for(cfg.network),
-                                 cfg.target.threads, std::max(opts.rounds, 1) * 10, /*check=*/true);
+  // Two rounds of five runs per requested report round: a network run is
+  // milliseconds.
+  ComparisonOptions co;
+  co.threads = cfg.target.threads;
+  co.rounds = std::max(opts.rounds, 1) * 2;
+  co.runs = 5;
+  co.check = true;
+  r.end_to_end = compare_network(g, ex, network_baselines_for(cfg.network), co);
   return r;
 }
 
@@ -96,7 +101,7 @@ std::string write_network_report(const ExperimentConfig& cfg, const NetworkRepor
   // Per baseline: its median and Loom's speed relative to it, "-" where it did not run.
   auto baseline_cells = [&](const char* name, std::string& ms, std::string& ratio) {
     ms = ratio = "-";
-    if (const BaselineRounds* b = e.baseline(name)) {
+    if (const EngineRounds* b = e.baseline(name)) {
       std::snprintf(buf, sizeof buf, "%.3f", b->median_s() * 1e3);
       ms = buf;
       std::snprintf(buf, sizeof buf, "%.2f", e.speed_ratio(name));
@@ -118,8 +123,9 @@ std::string write_network_report(const ExperimentConfig& cfg, const NetworkRepor
   md << buf;
   std::string against;
   for (const auto& c : e.checks) against += (against.empty() ? "" : " and ") + c.against;
-  md << "Medians of " << e.loom_s.size() << " alternating rounds; each speed ratio is the median of the per-round "
-        "ratios. Outputs compared with " << (against.empty() ? "nothing" : against) << ".\n\n";
+  md << "Medians of " << e.loom.s.size() << " alternating rounds of " << e.runs << " runs per engine, each engine "
+        "starting on a quiet machine; a round's time is the median of its runs after the first; each speed ratio is "
+        "the median of the per-round ratios. Outputs compared with " << (against.empty() ? "nothing" : against) << ".\n\n";
   md << "| task | weight | Loom (ms) | x weight (ms) | share of the estimate | trials | oneDNN primitive (ms) "
         "| Loom's speed / oneDNN's | oneDNN variant |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& t : tasks) {
@@ -137,8 +143,8 @@ std::string write_network_report(const ExperimentConfig& cfg, const NetworkRepor
   }
   csv << "network,threads,loom_ms,torch_ms,speed_ratio,ort_ms,ort_speed_ratio,estimated_ms,unmeasured_tasks,"
          "outputs_match,trials,tuning_s\n";
-  const BaselineRounds* torch = e.baseline("PyTorch");
-  const BaselineRounds* ort = e.baseline("ONNX Runtime");
+  const EngineRounds* torch = e.baseline("PyTorch");
+  const EngineRounds* ort = e.baseline("ONNX Runtime");
   std::snprintf(buf, sizeof buf, "%s,%d,%.6f,%.6f,%.4f,%.6f,%.4f,%.6f,%d,%d,%d,%.0f\n",
                 fs::path(r.model).filename().string().c_str(), r.threads, e.loom_median_s() * 1e3,
                 torch ? torch->median_s() * 1e3 : 0.0, e.speed_ratio("PyTorch"), ort ? ort->median_s() * 1e3 : 0.0,

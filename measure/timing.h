@@ -73,6 +73,9 @@ void flush_cpu_cache();
 // on its first group. Sleeps in windows of `window_ms` until the threads
 // of this process together used less than `busy_fraction` of one core over
 // a window, or `max_wait_s` has passed. Returns whether they went idle.
+// The window must span a scheduler tick (4 ms at 250 Hz): the CPU time of
+// a thread running on another core is brought up to date only at its ticks,
+// so a shorter window can read a spinning thread as idle.
 // Called where timings start: Measurer::measure_steps (before a batch runs in
 // the workers) and measure_baseline (before a library is timed here). With
 // `pid` (not 0), the threads of that child process instead (ONNX Runtime's

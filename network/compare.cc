@@ -26,19 +26,39 @@ Agreement agree(const std::vector<float>& got, const std::vector<float>& expecte
   return r;
 }
 
-double BaselineRounds::median_s() const { return s.empty() ? 0 : median(s); }
-double NetworkComparison::loom_median_s() const { return loom_s.empty() ? 0 : median(loom_s); }
-const BaselineRounds* NetworkComparison::baseline(const std::string& name) const {
+double EngineRounds::median_s() const { return s.empty() ? 0 : median(s); }
+double EngineRounds::first_median_s() const { return first_s.empty() ? 0 : median(first_s); }
+const EngineRounds* NetworkComparison::baseline(const std::string& name) const {
   for (const auto& b : baselines)
     if (b.name == name) return &b;
   return nullptr;
 }
-double NetworkComparison::speed_ratio(const std::string& name) const {
-  const BaselineRounds* b = baseline(name);
-  if (!b) return 0;
+
+namespace {
+
+double median_ratio(const std::vector<double>& baseline_s, const std::vector<double>& loom_s) {
   std::vector<double> r;
-  for (size_t i = 0; i < loom_s.size() && i < b->s.size(); ++i) r.push_back(b->s[i] / loom_s[i]);
+  for (size_t i = 0; i < loom_s.size() && i < baseline_s.size(); ++i) r.push_back(baseline_s[i] / loom_s[i]);
   return r.empty() ? 0 : median(r);
+}
+
+// A turn's runs into its round time (the median of the runs after the
+// first; the one run when there is one) and its first run.
+void add_turn(EngineRounds& e, const std::vector<double>& runs) {
+  e.turns.push_back(runs);
+  e.first_s.push_back(runs.front());
+  e.s.push_back(runs.size() == 1 ? runs.front() : median(std::vector<double>(runs.begin() + 1, runs.end())));
+}
+
+}  // namespace
+
+double NetworkComparison::speed_ratio(const std::string& name) const {
+  const EngineRounds* b = baseline(name);
+  return b ? median_ratio(b->s, loom.s) : 0;
+}
+double NetworkComparison::first_run_speed_ratio(const std::string& name) const {
+  const EngineRounds* b = baseline(name);
+  return b ? median_ratio(b->first_s, loom.first_s) : 0;
 }
 bool NetworkComparison::outputs_match() const {
   for (const auto& c : checks)
@@ -48,8 +68,11 @@ bool NetworkComparison::outputs_match() const {
 }
 
 NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor& ex, const NetworkBaselines& baselines,
-                                  int threads, int rounds, bool check, double tol) {
+                                  const ComparisonOptions& opts) {
+  if (opts.rounds < 1 || opts.runs < 1) throw LoomError("a network comparison needs at least one round of one run");
   NetworkComparison c;
+  c.runs = opts.runs;
+  c.loom.name = "Loom";
   graph::Values inputs = graph::random_graph_inputs(g, 1);
   std::vector<TorchTensor> tensors;
   std::vector<std::string> names;
@@ -66,23 +89,38 @@ NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor&
       continue;
     }
     try {
-      running.push_back(kind->open(file, threads, names, tensors));
+      running.push_back(kind->open(file, opts.threads, names, tensors));
     } catch (const LoomError& e) {
       if (!kind->optional) throw;
       c.warnings.push_back(std::string(kind->name) + " skipped: " + e.what());
       continue;
     }
-    c.baselines.push_back({kind->name, running.back()->detail(), {}});
+    c.baselines.push_back({kind->name, running.back()->detail(), {}, {}, {}});
   }
-  // A round's runs see the same load of the shared machine.
+  // Before each turn: this process's threads (Loom's pool, LibTorch's) and
+  // every runner's quiet for a 10-ms window (at most a second each).
+  auto wait_until_quiet = [&] {
+    wait_for_idle_threads();
+    for (auto& b : running) b->wait_until_idle();
+  };
   graph::Values out = ex.run(inputs);  // warm-up
-  for (auto& b : running) b->run();
-  for (int r = 0; r < rounds; ++r) {
-    auto t = std::chrono::steady_clock::now();
-    out = ex.run(inputs);
-    c.loom_s.push_back(seconds_since(t));
-    for (size_t k = 0; k < running.size(); ++k) c.baselines[k].s.push_back(running[k]->run());
+  for (auto& b : running) b->run(1);
+  std::vector<double> runs(opts.runs);
+  for (int r = 0; r < opts.rounds; ++r) {
+    wait_until_quiet();
+    for (int i = 0; i < opts.runs; ++i) {
+      const auto t = std::chrono::steady_clock::now();
+      out = ex.run(inputs);
+      runs[i] = seconds_since(t);
+    }
+    add_turn(c.loom, runs);
+    for (size_t k = 0; k < running.size(); ++k) {
+      wait_until_quiet();
+      add_turn(c.baselines[k], running[k]->run(opts.runs));
+    }
   }
+  const bool check = opts.check;
+  const double tol = opts.tol;
   if (!check) return c;
   c.outputs = g.outputs;
   auto add_check = [&](const std::string& against, const std::vector<std::vector<float>>& expected) {
@@ -112,9 +150,15 @@ std::string comparison_lines(const NetworkComparison& c, double tol) {
   char buf[512];
   for (const auto& b : c.baselines) {
     std::snprintf(buf, sizeof buf,
-                  "%s median %.3f ms (%s); Loom runs at %.2fx %s's speed (median of per-round ratios)\n",
-                  b.name.c_str(), b.median_s() * 1e3, b.detail.c_str(), c.speed_ratio(b.name), b.name.c_str());
+                  "%s median %.3f ms (%s); Loom runs at %.2fx %s's speed (median of per-round ratios)", b.name.c_str(),
+                  b.median_s() * 1e3, b.detail.c_str(), c.speed_ratio(b.name), b.name.c_str());
     out += buf;
+    if (c.runs > 1) {
+      std::snprintf(buf, sizeof buf, "; first runs after a quiet machine: %.3f ms, %.2fx", b.first_median_s() * 1e3,
+                    c.first_run_speed_ratio(b.name));
+      out += buf;
+    }
+    out += "\n";
   }
   for (const auto& w : c.warnings) out += "warning: " + w + "\n";
   for (const auto& check : c.checks)

@@ -24,12 +24,31 @@ struct Agreement {
 Agreement agree(const std::vector<float>& got, const std::vector<float>& expected, double tol);
 
 
-// A baseline's rounds, alternating with Loom's.
-struct BaselineRounds {
-  std::string name;    // "PyTorch", "ONNX Runtime"
+// How compare_network times the engines. Each round runs Loom and then
+// each baseline `runs` times back to back; every engine's turn starts once
+// the threads of all of them have gone quiet, so none shares the cores with
+// another's spinning pool and each starts from the same state of the
+// machine. A round's time of an engine is the median of its runs after the
+// first (the latency of back-to-back runs, as a serving loop sees it; with
+// one run, that run); the first run of each turn, after the quiet wait, is
+// kept as well (the latency of a network run on a machine that was idle).
+struct ComparisonOptions {
+  int threads = 1;
+  int rounds = 10;
+  int runs = 5;
+  bool check = false;  // compare the outputs with each baseline's (or the reference interpreter's)
+  double tol = 1e-3;
+};
+
+// An engine's rounds: per round, its time and the time of its turn's first
+// run, and the times of all its turn's runs.
+struct EngineRounds {
+  std::string name;    // "Loom", "PyTorch", "ONNX Runtime"
   std::string detail;  // what ran: the TorchScript file, the ONNX Runtime version
-  std::vector<double> s;
+  std::vector<double> s, first_s;
+  std::vector<std::vector<double>> turns;
   double median_s() const;
+  double first_median_s() const;
 };
 
 // Loom's outputs against one reference.
@@ -39,32 +58,34 @@ struct OutputCheck {
 };
 
 struct NetworkComparison {
-  std::vector<double> loom_s;             // per round
-  std::vector<BaselineRounds> baselines;  // those that ran, in the list's order
+  int runs = 1;                           // per engine and round
+  EngineRounds loom;
+  std::vector<EngineRounds> baselines;    // those that ran, in the list's order
   std::vector<std::string> outputs;       // the graph outputs
   std::vector<OutputCheck> checks;        // with a check: one per reference
   // A baseline that was asked for and could not run (one line each), and
   // PyTorch's optimized module disagreeing with its own frozen module.
   std::vector<std::string> warnings;
-  double loom_median_s() const;
-  const BaselineRounds* baseline(const std::string& name) const;  // nullptr: did not run
-  // The baseline's time / Loom's, the median of the per-round ratios (0: it did not run).
+  double loom_median_s() const { return loom.median_s(); }
+  const EngineRounds* baseline(const std::string& name) const;  // nullptr: did not run
+  // The baseline's time / Loom's, the median of the per-round ratios (0: it
+  // did not run); of the turns' first runs.
   double speed_ratio(const std::string& name) const;
+  double first_run_speed_ratio(const std::string& name) const;
   bool outputs_match() const;
 };
 
-// One warm-up run each, then `rounds` rounds on the seed-1 random inputs in
-// which Loom and each baseline run once, in turn; with `check`, Loom's last
-// outputs against each baseline's reference outputs (or, with none, the
-// reference interpreter). An optional baseline that cannot run (ONNX
-// Runtime without node or its package, or refusing the model) is a
-// warning, not an error.
+// One warm-up run each, then the rounds (above) on the seed-1 random inputs;
+// with `check`, Loom's last outputs against each baseline's reference
+// outputs (or, with none, the reference interpreter). An optional baseline
+// that cannot run (ONNX Runtime without node or its package, or refusing
+// the model) is a warning, not an error.
 NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor& ex, const NetworkBaselines& baselines,
-                                  int threads, int rounds, bool check, double tol = 1e-3);
+                                  const ComparisonOptions& opts);
 
 // The lines `loom network run` and `loom report` print of a comparison: a
 // line per baseline that ran ("ONNX Runtime median 7.61 ms (...); Loom runs
-// at 1.22x ONNX Runtime's speed ..."), the warnings, and with a check one
+// at 1.22x ONNX Runtime's speed ...; first runs ..."), the warnings, and with a check one
 // line per output and reference ("check output against ONNX Runtime: match
 // (max |error| ...)").
 std::string comparison_lines(const NetworkComparison& c, double tol);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "codegen/llvm/llvm_jit.h"
+#include "network/arena.h"
 #include "network/default_schedule.h"
 #include "ir/error.h"
 #include "ir/lower.h"
@@ -31,12 +32,19 @@ struct NetworkExecutor::Impl {
     std::vector<std::shared_ptr<const BlockedLayout>> arg_layouts;  // per argument: set if pre-transformed
   };
   std::vector<Kernel> kernels;                  // per task
-  std::vector<std::vector<float>> buffers;      // the memory plan's buffers
+  // The memory plan's buffers, each a part of one arena.
+  FloatArena activations;
+  std::vector<size_t> buffer_offset, buffer_floats;
   std::vector<int> group_buffer;                // per group, its output's buffer
   std::map<std::string, Location> where;
-  // Per group and argument, the blocked copy of a pre-transformed weight,
-  // made once here (outside every timed run); empty where not.
-  std::vector<std::vector<std::vector<float>>> pretransformed;
+  // Every constant a kernel reads, in the order the groups run: each one
+  // read as it is (once), and per group and argument the blocked copy of a
+  // pre-transformed weight (made once here, outside every timed run).
+  FloatArena weights;
+  std::map<std::string, size_t> constant_offset;
+  std::vector<std::vector<int64_t>> pretransformed_offset;  // -1 where not pre-transformed
+
+  float* buffer(int b) const { return activations.data() + buffer_offset[b]; }
 };
 
 std::vector<int> argument_inputs(const LoweredFunc& f, const ComputeDAG& dag) {
@@ -120,18 +128,39 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
     summaries_.push_back(summary);
   }
 
-  // Weights in the layouts their kernels chose, transformed once.
+  // Weights in the layouts their kernels chose, transformed once, and the
+  // constants read as they are, laid out in the order the groups read them.
   const Graph& g0 = tasks_.graph;
-  impl_->pretransformed.resize(tasks_.groups.size());
+  ArenaLayout weight_layout;
+  impl_->pretransformed_offset.resize(tasks_.groups.size());
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
-    impl_->pretransformed[gi].resize(k.arg_inputs.size());
+    impl_->pretransformed_offset[gi].assign(k.arg_inputs.size(), -1);
     for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
-      if (!k.arg_layouts[a]) continue;
+      if (k.arg_inputs[a] < 0) continue;
       const std::string& v = tasks_.group_inputs[gi][k.arg_inputs[a]];
-      if (!g0.is_constant(v)) throw LoomError("group " + std::to_string(gi) + ": " + v + " is pre-transformed but not a constant");
-      impl_->pretransformed[gi][a] = k.arg_layouts[a]->apply(g0.constants.at(v).data.data());
-      pretransformed_bytes_ += static_cast<int64_t>(impl_->pretransformed[gi][a].size() * sizeof(float));
+      if (k.arg_layouts[a]) {
+        if (!g0.is_constant(v)) throw LoomError("group " + std::to_string(gi) + ": " + v + " is pre-transformed but not a constant");
+        const size_t n = static_cast<size_t>(k.arg_layouts[a]->size());
+        impl_->pretransformed_offset[gi][a] = static_cast<int64_t>(weight_layout.add(n));
+        pretransformed_bytes_ += static_cast<int64_t>(n * sizeof(float));
+      } else if (g0.is_constant(v) && !impl_->constant_offset.count(v)) {
+        impl_->constant_offset[v] = weight_layout.add(g0.constants.at(v).data.size());
+      }
+    }
+  }
+  impl_->weights = FloatArena(weight_layout.total());
+  for (const auto& [v, offset] : impl_->constant_offset) {
+    const std::vector<float>& data = g0.constants.at(v).data;
+    std::copy(data.begin(), data.end(), impl_->weights.data() + offset);
+  }
+  for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
+    const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
+    for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
+      const int64_t offset = impl_->pretransformed_offset[gi][a];
+      if (offset < 0) continue;
+      const std::string& v = tasks_.group_inputs[gi][k.arg_inputs[a]];
+      k.arg_layouts[a]->apply(g0.constants.at(v).data.data(), impl_->weights.data() + offset);
     }
   }
 
@@ -145,6 +174,7 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi)
     for (const auto& v : tasks_.group_inputs[gi]) last_use[v] = gi;
   std::vector<int> free_buffers;
+  std::vector<size_t>& sizes = impl_->buffer_floats;
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const std::string& out = tasks_.groups[gi].output(net);
     const size_t n = static_cast<size_t>(num_elements(net.shape(out)));
@@ -153,13 +183,13 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
     int buf = -1;
     if (!graph_output) {
       for (int b : free_buffers)
-        if (impl_->buffers[b].size() >= n && (buf < 0 || impl_->buffers[b].size() < impl_->buffers[buf].size())) buf = b;
+        if (sizes[b] >= n && (buf < 0 || sizes[b] < sizes[buf])) buf = b;
     }
     if (buf >= 0) {
       free_buffers.erase(std::find(free_buffers.begin(), free_buffers.end(), buf));
     } else {
-      buf = static_cast<int>(impl_->buffers.size());
-      impl_->buffers.emplace_back(n);
+      buf = static_cast<int>(sizes.size());
+      sizes.push_back(n);
       if (!graph_output) planned_bytes_ += static_cast<int64_t>(n * sizeof(float));
     }
     impl_->group_buffer.push_back(buf);
@@ -171,6 +201,9 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
       if (loc.kind == Location::kBuffer && last_use.at(v) == gi && !is_output) free_buffers.push_back(loc.buffer);
     }
   }
+  ArenaLayout buffer_layout;
+  for (size_t n : sizes) impl_->buffer_offset.push_back(buffer_layout.add(n));
+  impl_->activations = FloatArena(buffer_layout.total());
 }
 
 NetworkExecutor::~NetworkExecutor() = default;
@@ -184,8 +217,12 @@ Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_sec
     const Location& loc = impl_->where.at(v);
     switch (loc.kind) {
       case Location::kInput: return input_ptr.at(v);
-      case Location::kConstant: return const_cast<float*>(net.constants.at(v).data.data());
-      case Location::kBuffer: return impl_->buffers[loc.buffer].data();
+      case Location::kConstant: {
+        auto it = impl_->constant_offset.find(v);
+        return it != impl_->constant_offset.end() ? impl_->weights.data() + it->second
+                                                  : const_cast<float*>(net.constants.at(v).data.data());
+      }
+      case Location::kBuffer: return impl_->buffer(loc.buffer);
     }
     return nullptr;
   };
@@ -195,8 +232,9 @@ Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_sec
     args.clear();
     for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
       const int in = k.arg_inputs[a];
-      if (k.arg_layouts[a]) args.push_back(impl_->pretransformed[gi][a].data());
-      else args.push_back(in < 0 ? impl_->buffers[impl_->group_buffer[gi]].data() : pointer(tasks_.group_inputs[gi][in]));
+      const int64_t blocked = impl_->pretransformed_offset[gi][a];
+      if (blocked >= 0) args.push_back(impl_->weights.data() + blocked);
+      else args.push_back(in < 0 ? impl_->buffer(impl_->group_buffer[gi]) : pointer(tasks_.group_inputs[gi][in]));
     }
     if (!group_seconds) {
       k.fn->run(args.data());

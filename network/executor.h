@@ -3,7 +3,9 @@
 // of it (a schedule chosen with nothing timed), else a given schedule, else
 // its default schedule (network/default_schedule.h). Intermediate
 // values live in buffers reused once their last reader has run (the memory
-// plan); graph inputs and constants are read in place.
+// plan), all in one arena; the weights the kernels read are copied once
+// into another, in the order the kernels run (network/arena.h: huge pages);
+// graph inputs are read in place.
 //
 //   NetworkExecutor ex(graph, {.threads = 2, .log = "resnet.log"});
 //   Values out = ex.run({{"input", data}});

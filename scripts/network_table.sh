@@ -15,7 +15,8 @@
 # NAME.run.txt exists is not run again (delete it to redo the row).
 #
 # Environment: BUILD (default build), OUT (default build/network_table),
-# ROUNDS (default 30; batch-16 rows run ROUNDS/3), FLUSH (true or false:
+# ROUNDS (default 10; batch-16 rows run ROUNDS/3), RUNS (each engine's
+# back-to-back runs per round, default 5), FLUSH (true or false:
 # the configs' measure.flush_cache; default: the network config's own,
 # flushed where the model's weights exceed half the last-level cache). Run on a
 # quiet machine: every figure is a ratio measured in one run, but tuning
@@ -25,7 +26,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=$(realpath "${BUILD:-build}")
 OUT=$(realpath -m "${OUT:-build/network_table}")
-ROUNDS=${ROUNDS:-30}
+ROUNDS=${ROUNDS:-10}
+RUNS=${RUNS:-5}
 FLUSH=${FLUSH:-}
 case $FLUSH in ""|true|false) ;; *) echo "network_table: FLUSH must be true or false" >&2; exit 2 ;; esac
 MEASURE=
@@ -64,7 +66,7 @@ EOF
   rounds=$ROUNDS
   [ "$batch" = 1 ] || rounds=$(( (ROUNDS + 2) / 3 ))
   echo "network_table: running $name ($(date -u +%H:%M))"
-  "$BUILD/loom" network run "$OUT/$stem.onnx" --log "$OUT/$name.jsonl" --threads "$threads" --rounds "$rounds" \
+  "$BUILD/loom" network run "$OUT/$stem.onnx" --log "$OUT/$name.jsonl" --threads "$threads" --rounds "$rounds" --runs "$RUNS" \
     --check >"$OUT/$name.run.tmp" 2>&1 || { cat "$OUT/$name.run.tmp"; exit 1; }
   mv "$OUT/$name.run.tmp" "$OUT/$name.run.txt"
 done

@@ -13,7 +13,8 @@
 #                                              # (or DATABASE=LOG: that one)
 #
 # Environment: BUILD (default build), OUT (default build/zoo, or
-# build/zoo_small with SMALL=1), ROUNDS (default 3), THREADS (default 1),
+# build/zoo_small with SMALL=1), ROUNDS (default 3), RUNS (each engine's
+# back-to-back runs per round, default 5), THREADS (default 1),
 # MODELS (comma-separated; default every model). Models are generated once
 # into OUT (the full zoo takes about 4 minutes and 4.5 GB); a model whose
 # NAME.THREADSt.run.txt exists is not run again (delete it to redo it).
@@ -24,6 +25,7 @@ BUILD=$(realpath "${BUILD:-build}")
 SMALL=${SMALL:-}
 OUT=$(realpath -m "${OUT:-build/zoo${SMALL:+_small}}")
 ROUNDS=${ROUNDS:-3}
+RUNS=${RUNS:-5}
 THREADS=${THREADS:-1}
 SCHEDULES=${SCHEDULES:-untimed}
 DATABASE=${DATABASE:-}
@@ -52,14 +54,14 @@ for m in ${MODELS//,/ }; do
   [ -f "$run" ] && continue
   [ -f "$OUT/$m.onnx" ] || { echo "export failed" >"$run"; continue; }
   echo "zoo_table: $m ($(date -u +%H:%M))"
-  "$BUILD/loom" network run "$OUT/$m.onnx" --threads "$THREADS" --rounds "$ROUNDS" --check "${run_args[@]}" >"$run.tmp" 2>&1
+  "$BUILD/loom" network run "$OUT/$m.onnx" --threads "$THREADS" --rounds "$ROUNDS" --runs "$RUNS" --check "${run_args[@]}" >"$run.tmp" 2>&1
   echo "exit $?" >>"$run.tmp"
   grep -v '^W[0-9]\{8\} ' "$run.tmp" >"$run"  # PyTorch's own resize warnings
   rm -f "$run.tmp"
 done
 
 {
-  echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; $THREADS thread(s); $ROUNDS alternating rounds; $SCHEDULES schedules${DATABASE:+ (database: $DATABASE)}; $(date -u +%F)"
+  echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; $THREADS thread(s); $ROUNDS alternating rounds of $RUNS runs; $SCHEDULES schedules${DATABASE:+ (database: $DATABASE)}; $(date -u +%F)"
   echo
   echo "| model | ONNX nodes (op types) | tasks | check (PyTorch / ONNX Runtime) | Loom untuned | PyTorch | ONNX Runtime | Loom / ONNX Runtime speed | time to choose schedules |"
   echo "|---|---|---|---|---|---|---|---|---|"

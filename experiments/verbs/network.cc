@@ -4,7 +4,7 @@
 //   loom network tasks MODEL [--json] [--config OUT.json [--threads N] [--trials N]]
 //     the fused subgraphs as tasks with weights; --config writes a tuning
 //     config of them for `loom tune` (its log then feeds `network run --log`)
-//   loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check]
+//   loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--runs N] [--check]
 //                    [--baselines torch,ort|none] [--torch FILE.pt] [--profile]
 //                    [--database LOG|none]... [--cost-model FILE] [--default-schedules]
 //     runs the network from one kernel per task: the log's best program of
@@ -15,8 +15,9 @@
 //     experiments/schedules/database/ (--database: these logs instead, none:
 //     no database), its records of other machine kinds left out; the model
 //     the shipped one (--cost-model: another). --default-schedules runs the
-//     plain default schedules instead. The baselines run in the same rounds,
-//     each after Loom's run: PyTorch where a TorchScript file of the same
+//     plain default schedules instead. The baselines run in the same rounds
+//     (network/compare.h; 10 by default), each engine --runs times (5) back
+//     to back after Loom's, once every engine's threads are quiet: PyTorch where a TorchScript file of the same
 //     model is there (MODEL's stem + ".pt", or --torch), ONNX Runtime on an
 //     ONNX MODEL (a warning line where node or onnxruntime-node is missing);
 //     --check compares the outputs with each of them, with neither with
@@ -179,15 +180,14 @@ void print_profile(graph::NetworkExecutor& ex, const Values& inputs, int rounds)
 int run_network_verb(const Args& a) {
   std::string model, torch_path;
   graph::ExecutorOptions opts;
-  bool check = false, profile = false, untimed = true, databases_given = false;
+  bool profile = false, untimed = true, databases_given = false;
   std::vector<std::string> baseline_keys;  // every one unless --baselines says
   for (const auto& k : network_baseline_kinds()) baseline_keys.push_back(k.key);
   graph::UntimedScheduleOptions untimed_opts;
   untimed_opts.cost_model = shipped_cost_model();
   untimed_opts.databases = shipped_schedule_databases();
   graph::InputShapes shapes;
-  int rounds = 10;
-  double tol = 1e-3;
+  ComparisonOptions co;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i] == "--log") {
       if (i + 1 >= a.size()) throw LoomError("--log needs a file");
@@ -195,9 +195,11 @@ int run_network_verb(const Args& a) {
     } else if (a[i] == "--threads") {
       opts.threads = int_flag(a, i, "--threads");
     } else if (a[i] == "--rounds") {
-      rounds = int_flag(a, i, "--rounds");
+      co.rounds = int_flag(a, i, "--rounds");
+    } else if (a[i] == "--runs") {
+      co.runs = int_flag(a, i, "--runs");
     } else if (a[i] == "--check") {
-      check = true;
+      co.check = true;
     } else if (a[i] == "--torch") {
       if (i + 1 >= a.size()) throw LoomError("--torch needs a TorchScript file");
       torch_path = a[++i];
@@ -232,7 +234,7 @@ int run_network_verb(const Args& a) {
       throw LoomError("network run takes one MODEL");
     }
   }
-  if (model.empty()) throw LoomError("usage: loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--check]");
+  if (model.empty()) throw LoomError("usage: loom network run MODEL [--log LOG] [--threads N] [--rounds N] [--runs N] [--check]");
   NetworkBaselines baselines = network_baselines_for(model, baseline_keys);
   for (auto& b : baselines)
     if (std::string(b.kind->key) == "torch" && !torch_path.empty()) b.file = torch_path;  // --torch FILE
@@ -280,10 +282,13 @@ int run_network_verb(const Args& a) {
   if (ex.pretransformed_bytes() > 0)
     std::printf("weights in kernel layouts: %.1f MB, transformed once at load\n", ex.pretransformed_bytes() / 1e6);
 
-  NetworkComparison c = compare_network(g, ex, baselines, opts.threads, rounds, check, tol);
-  std::printf("Loom median %.3f ms over %d rounds\n", c.loom_median_s() * 1e3, rounds);
-  std::printf("%s", comparison_lines(c, tol).c_str());
-  if (profile) print_profile(ex, graph::random_graph_inputs(g, 1), rounds);
+  co.threads = opts.threads;
+  NetworkComparison c = compare_network(g, ex, baselines, co);
+  std::printf("Loom median %.3f ms over %d rounds of %d run%s", c.loom_median_s() * 1e3, co.rounds, co.runs,
+              co.runs == 1 ? "" : "s");
+  if (co.runs > 1) std::printf(" (first runs after a quiet machine: %.3f ms)", c.loom.first_median_s() * 1e3);
+  std::printf("\n%s", comparison_lines(c, co.tol).c_str());
+  if (profile) print_profile(ex, graph::random_graph_inputs(g, 1), co.rounds * co.runs);
   return c.outputs_match() ? kExitOk : kExitFailure;
 }
 

@@ -27,14 +27,13 @@ class PyTorchBaseline : public NetworkBaseline {
   PyTorchBaseline(const std::string& file, int threads, const std::vector<TorchTensor>& inputs)
       : file_(file), net_(file, threads), inputs_(inputs) {}
   std::string detail() const override { return file_; }
-  double run() override {
-    // LibTorch's pools keep spinning after a call: neither side of a round
-    // may share the cores with them.
-    wait_for_idle_threads();
-    const auto t = std::chrono::steady_clock::now();
-    last_ = net_.run(inputs_);
-    const double s = seconds_since(t);
-    wait_for_idle_threads();
+  std::vector<double> run(int times) override {
+    std::vector<double> s;
+    for (int i = 0; i < times; ++i) {
+      const auto t = std::chrono::steady_clock::now();
+      last_ = net_.run(inputs_);
+      s.push_back(seconds_since(t));
+    }
     return s;
   }
   std::vector<std::vector<float>> reference_outputs(std::string& against, std::vector<std::string>& warnings,
@@ -72,7 +71,8 @@ class OnnxRuntimeBaseline : public NetworkBaseline {
     ort_.feed(names, inputs);
   }
   std::string detail() const override { return "onnxruntime-node " + ort_.version(); }
-  double run() override { return ort_.run(); }
+  std::vector<double> run(int times) override { return ort_.run(times); }
+  void wait_until_idle() override { ort_.wait_until_idle(); }
   std::vector<std::vector<float>> reference_outputs(std::string& against, std::vector<std::string>&, double) override {
     against = "ONNX Runtime";
     return tensor_data(ort_.outputs());

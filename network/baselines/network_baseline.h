@@ -18,8 +18,14 @@ class NetworkBaseline {
   virtual ~NetworkBaseline() = default;
   // What ran: the file, the engine's version.
   virtual std::string detail() const = 0;
-  // One run of the inputs it was opened with; its time in seconds.
-  virtual double run() = 0;
+  // `times` runs back to back of the inputs it was opened with; each one's
+  // time in seconds.
+  virtual std::vector<double> run(int times) = 0;
+  // Returns once the threads the engine keeps spinning after its runs in
+  // another process have gone quiet (a bounded wait), so that the next
+  // engine timed does not share the cores with them. compare_network waits
+  // for this process's own threads (Loom's pool, LibTorch's).
+  virtual void wait_until_idle() {}
   // After the timed runs: the outputs Loom's are checked against, in the
   // graph's output order; `against` names them, `warnings` gets what the
   // check should say besides (`tol`: the check's tolerance).

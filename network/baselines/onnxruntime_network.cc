@@ -169,13 +169,18 @@ void OnnxRuntimeNetwork::feed(const std::vector<std::string>& names, const std::
   impl_->call({{"cmd", "feed"}, {"inputs", list}});
 }
 
-double OnnxRuntimeNetwork::run() {
-  const double s = impl_->call({{"cmd", "run"}, {"times", 1}}).at("s").at(0).get<double>();
-  // ONNX Runtime's intra-op threads spin after a run; the next round of
-  // another engine must not share the cores with them: at most 100 ms for a
-  // 2-ms window in which the runner used under 10% of a core.
-  wait_for_idle_threads(0.1, 2, 0.1, impl_->pid);
+std::vector<double> OnnxRuntimeNetwork::run(int times) {
+  const nlohmann::json r = impl_->call({{"cmd", "run"}, {"times", times}});
+  std::vector<double> s;
+  for (const auto& t : r.at("s")) s.push_back(t.get<double>());
+  if (s.size() != static_cast<size_t>(times))
+    throw LoomError("ONNX Runtime: asked for " + std::to_string(times) + " runs, got " + std::to_string(s.size()) + " times");
   return s;
+}
+
+void OnnxRuntimeNetwork::wait_until_idle() {
+  // ONNX Runtime's pool spins for about 30 ms after a run (on the Xeon).
+  wait_for_idle_threads(1.0, 10, 0.05, impl_->pid);
 }
 
 std::vector<TorchTensor> OnnxRuntimeNetwork::outputs() {

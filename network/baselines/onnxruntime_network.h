@@ -33,8 +33,12 @@ class OnnxRuntimeNetwork {
   // Sets the inputs of every following run (float data; ONNX Runtime gets
   // them in each input's own element type).
   void feed(const std::vector<std::string>& names, const std::vector<TorchTensor>& inputs);
-  // One run's wall time inside the runner, in seconds.
-  double run();
+  // `times` runs back to back; each one's wall time inside the runner, in
+  // seconds.
+  std::vector<double> run(int times = 1);
+  // Returns once the runner's threads have gone quiet (ONNX Runtime's
+  // intra-op pool spins after a run), at most a second.
+  void wait_until_idle();
   // The last run's outputs, in the model's order, as float.
   std::vector<TorchTensor> outputs();
 

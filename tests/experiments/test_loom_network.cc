@@ -172,6 +172,19 @@ TEST_F(LoomNetwork, RunNamesAMissingDatabase) {
   EXPECT_NE(r.output.find(model("no_such.jsonl")), std::string::npos) << r.output;
 }
 
+TEST_F(LoomNetwork, RunTimesEachRoundsTurnOfRunsAndItsFirstRun) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --default-schedules --baselines none --rounds 2 --runs 3");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("over 2 rounds of 3 runs (first runs after a quiet machine: "), std::string::npos)
+      << r.output;
+}
+
+TEST_F(LoomNetwork, RunRefusesZeroRunsPerRound) {
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --default-schedules --baselines none --runs 0");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--runs"), std::string::npos) << r.output;
+}
+
 TEST_F(LoomNetwork, RunRefusesAnUnknownBaseline) {
   Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --baselines tvm");
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -186,9 +199,10 @@ TEST_F(LoomNetwork, RunWithoutTorchScriptChecksAgainstTheInterpreter) {
 }
 
 TEST_F(LoomNetwork, ProfileListsEveryTaskWithItsTimeInTheNetwork) {
-  Result r = run_loom("network run " + model("tiny_cnn.onnx") + " --default-schedules --baselines none --rounds 2 --profile");
+  Result r = run_loom("network run " + model("tiny_cnn.onnx") +
+                      " --default-schedules --baselines none --rounds 2 --runs 3 --profile");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("profile (2 runs): kernels "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("profile (6 runs): kernels "), std::string::npos) << r.output;
   for (const char* task : {"conv2d+relu 1x8x8x8", "conv2d+add+relu 1x8x8x8", "gemm 1x10"})
     EXPECT_NE(r.output.find(task), std::string::npos) << task << "\n" << r.output;
 }

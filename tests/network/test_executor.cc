@@ -150,6 +150,24 @@ TEST(NetworkExecutor, ReusesTheBufferOfAValueWhoseLastReaderHasRun) {
   EXPECT_EQ(compare_outputs(ex.run(inputs).at("y"), interpret(g, inputs).at("y")), "");
 }
 
+TEST(NetworkExecutor, ReadsAWeightSharedByTwoGroupsFromOneCopy) {
+  // The same weight read by two convolutions (and a bias as it is): the
+  // executor's weight arena holds each constant once.
+  Graph g = GraphBuilder()
+                .input("x", {1, 4, 6, 6})
+                .pattern_constant("w", {4, 4, 1, 1})
+                .pattern_constant("b", {1, 4, 1, 1}, 2)
+                .node("conv2d", {"x", "w"}, "a")
+                .node("add", {"a", "b"}, "ab")
+                .node("softmax", {"ab"}, "s", {{"axis", 1}})
+                .node("conv2d", {"s", "w"}, "y")
+                .build({"y"});
+  NetworkExecutor ex(g, {2});
+  Values inputs = random_graph_inputs(g, 2);
+  EXPECT_EQ(compare_outputs(ex.run(inputs).at("y"), interpret(g, inputs).at("y")), "");
+  EXPECT_EQ(compare_outputs(ex.run(inputs).at("y"), interpret(g, inputs).at("y")), "");  // and again
+}
+
 TEST(NetworkExecutor, TakesATaskProgramFromTheLog) {
   Graph g = small_resnet();
   NetworkTasks nt = extract_tasks(g);
