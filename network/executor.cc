@@ -44,6 +44,11 @@ struct NetworkExecutor::Impl {
   std::map<std::string, size_t> constant_offset;
   std::vector<std::vector<int64_t>> pretransformed_offset;  // -1 where not pre-transformed
 
+  // Per group, its kernel's arguments, resolved once: nullptr where the
+  // argument is a graph input (input_of_arg: which), set at each run.
+  std::vector<std::vector<float*>> group_args;
+  std::vector<std::vector<int>> input_of_arg;
+
   float* buffer(int b) const { return activations.data() + buffer_offset[b]; }
 };
 
@@ -204,50 +209,83 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
   ArenaLayout buffer_layout;
   for (size_t n : sizes) impl_->buffer_offset.push_back(buffer_layout.add(n));
   impl_->activations = FloatArena(buffer_layout.total());
+
+  for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
+    const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
+    std::vector<float*> args;
+    std::vector<int> input_of_arg;
+    for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
+      const int in = k.arg_inputs[a];
+      const int64_t blocked = impl_->pretransformed_offset[gi][a];
+      float* p = nullptr;
+      int graph_input = -1;
+      if (blocked >= 0) {
+        p = impl_->weights.data() + blocked;
+      } else if (in < 0) {
+        p = impl_->buffer(impl_->group_buffer[gi]);
+      } else {
+        const std::string& v = tasks_.group_inputs[gi][in];
+        const Location& loc = impl_->where.at(v);
+        if (loc.kind == Location::kBuffer) {
+          p = impl_->buffer(loc.buffer);
+        } else if (loc.kind == Location::kConstant) {
+          p = impl_->weights.data() + impl_->constant_offset.at(v);
+        } else {
+          for (size_t i = 0; i < net.inputs.size(); ++i)
+            if (net.inputs[i].name == v) graph_input = static_cast<int>(i);
+        }
+      }
+      args.push_back(p);
+      input_of_arg.push_back(graph_input);
+    }
+    impl_->group_args.push_back(std::move(args));
+    impl_->input_of_arg.push_back(std::move(input_of_arg));
+  }
 }
 
 NetworkExecutor::~NetworkExecutor() = default;
 
-Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_seconds) {
+Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_seconds,
+                            std::vector<double>* rerun_seconds) {
   const Graph& net = tasks_.graph;
-  std::map<std::string, float*> input_ptr;
+  std::vector<float*> input_ptr;
   // Kernels never write their inputs.
-  for (const auto& in : net.inputs) input_ptr[in.name] = const_cast<float*>(graph_input_value(in, inputs).data());
-  auto pointer = [&](const std::string& v) -> float* {
-    const Location& loc = impl_->where.at(v);
-    switch (loc.kind) {
-      case Location::kInput: return input_ptr.at(v);
-      case Location::kConstant: {
-        auto it = impl_->constant_offset.find(v);
-        return it != impl_->constant_offset.end() ? impl_->weights.data() + it->second
-                                                  : const_cast<float*>(net.constants.at(v).data.data());
-      }
-      case Location::kBuffer: return impl_->buffer(loc.buffer);
-    }
-    return nullptr;
-  };
+  for (const auto& in : net.inputs) input_ptr.push_back(const_cast<float*>(graph_input_value(in, inputs).data()));
   std::vector<float*> args;
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
-    args.clear();
-    for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
-      const int in = k.arg_inputs[a];
-      const int64_t blocked = impl_->pretransformed_offset[gi][a];
-      if (blocked >= 0) args.push_back(impl_->weights.data() + blocked);
-      else args.push_back(in < 0 ? impl_->buffer(impl_->group_buffer[gi]) : pointer(tasks_.group_inputs[gi][in]));
-    }
-    if (!group_seconds) {
+    args = impl_->group_args[gi];
+    for (size_t a = 0; a < args.size(); ++a)
+      if (impl_->input_of_arg[gi][a] >= 0) args[a] = input_ptr[impl_->input_of_arg[gi][a]];
+    if (!group_seconds && !rerun_seconds) {
       k.fn->run(args.data());
       continue;
     }
-    group_seconds->resize(tasks_.groups.size());
-    const auto t0 = std::chrono::steady_clock::now();
-    k.fn->run(args.data());
-    (*group_seconds)[gi] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto timed_run = [&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      k.fn->run(args.data());
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    const double first = timed_run();
+    if (group_seconds) {
+      group_seconds->resize(tasks_.groups.size());
+      (*group_seconds)[gi] += first;
+    }
+    if (rerun_seconds) {
+      rerun_seconds->resize(tasks_.groups.size());
+      const double again = timed_run();
+      (*rerun_seconds)[gi] += std::min(again, timed_run());
+    }
   }
   Values out;
   for (const auto& o : net.outputs) {
-    const float* p = pointer(o);
+    const Location& loc = impl_->where.at(o);
+    const float* p = nullptr;
+    if (loc.kind == Location::kBuffer) p = impl_->buffer(loc.buffer);
+    else if (loc.kind == Location::kConstant) p = net.constants.at(o).data.data();
+    else
+      for (size_t i = 0; i < net.inputs.size(); ++i)
+        if (net.inputs[i].name == o) p = input_ptr[i];
     out[o].assign(p, p + num_elements(net.shape(o)));
   }
   return out;

@@ -65,8 +65,13 @@ class NetworkExecutor {
 
   // The graph outputs by name; throws LoomError for a missing or mis-sized
   // input. With `group_seconds`, each group's wall time is added to its
-  // entry (resized to the number of groups): a per-kernel profile.
-  Values run(const Values& inputs, std::vector<double>* group_seconds = nullptr);
+  // entry (resized to the number of groups): a per-kernel profile. With
+  // `rerun_seconds`, each group runs twice more at once, on the same data
+  // (a kernel never writes its inputs), and the faster of those is added:
+  // the kernel's time with its weights and inputs as its first run left
+  // them in the caches.
+  Values run(const Values& inputs, std::vector<double>* group_seconds = nullptr,
+             std::vector<double>* rerun_seconds = nullptr);
 
   const NetworkTasks& tasks() const { return tasks_; }
   const std::vector<KernelSummary>& kernels() const { return summaries_; }  // per task
