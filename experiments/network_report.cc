@@ -52,7 +52,7 @@ std::vector<std::pair<int, double>> estimate_curve(const ExperimentConfig& cfg, 
 }  // namespace
 
 NetworkReport build_network_report(const ExperimentConfig& cfg, const std::vector<TaskReport>& tasks,
-                                   const ReportOptions& opts) {
+                                   const ReportOptions& opts, const std::map<std::string, nlohmann::json>& untimed) {
   if (cfg.network.empty()) throw LoomError("build_network_report: " + cfg.name + " is not a network config");
   NetworkReport r;
   r.model = cfg.network;
@@ -79,6 +79,7 @@ NetworkReport build_network_report(const ExperimentConfig& cfg, const std::vecto
   graph::ExecutorOptions eo;
   eo.threads = cfg.target.threads;
   eo.log = cfg.log_path;
+  eo.schedules = untimed;
   graph::NetworkExecutor ex(g, eo);
   // Two rounds of five runs per requested report round: a network run is
   // milliseconds.

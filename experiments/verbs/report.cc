@@ -2,11 +2,15 @@
 // config, re-measured interleaved in this run; writes CSV + Markdown and the
 // tuning-curve PNG into the report folder. For a network config also the
 // whole network against PyTorch, end to end (experiments/network_report.h).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 #include "experiments/network_report.h"
+#include "graph/onnx_import.h"
+#include "graph/tasks.h"
+#include "network/untimed_schedules.h"
 #include "experiments/report.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
@@ -76,7 +80,24 @@ int report_verb(const Args& args) {
   if (cfg.network.empty()) return kExitOk;
 
   // A network config: the whole network against PyTorch and ONNX Runtime, end to end.
-  NetworkReport net = build_network_report(cfg, reports, opts);
+  // Tasks without a record run what `network run` would choose for them
+  // with nothing timed, not default schedules.
+  std::map<std::string, nlohmann::json> untimed;
+  if (std::any_of(reports.begin(), reports.end(), [](const TaskReport& t) { return t.loom_s <= 0; })) {
+    graph::UntimedScheduleOptions uo;
+    uo.cost_model = cfg.pretrained_model.empty() ? shipped_cost_model() : cfg.pretrained_model;
+    uo.databases = resolve_schedule_databases(cfg.schedule_databases);
+    uo.log = cfg.log_path;
+    uo.threads = cfg.target.threads;
+    const graph::UntimedSchedules u =
+        graph::choose_untimed_schedules(graph::extract_tasks(graph::load_graph(cfg.network, cfg.input_shapes)), uo);
+    for (const std::string& note : u.notes) std::printf("note: %s\n", note.c_str());
+    std::printf("\n%zu tasks without a record: schedules chosen in %.1f s, none timed (%d from the database as "
+                "measured, %d re-fitted from similar tasks, %d predicted by the cost model)\n",
+                u.schedules.size(), u.seconds, u.same_task, u.refitted, u.predicted);
+    untimed = u.schedules;
+  }
+  NetworkReport net = build_network_report(cfg, reports, opts, untimed);
   const NetworkComparison& e = net.end_to_end;
   std::printf("\n%s, %d thread%s: Loom %.3f ms", cfg.network.c_str(), net.threads, net.threads == 1 ? "" : "s",
               e.loom_median_s() * 1e3);

@@ -31,11 +31,14 @@ using GraphPassPtr = std::unique_ptr<GraphPass>;
 
 GraphPassPtr make_fold_constants_pass();
 GraphPassPtr make_fold_batch_norm_pass();
+GraphPassPtr make_drop_padding_taps_pass();
 GraphPassPtr make_eliminate_dead_nodes_pass();
 
 // In order: constants folded first (a batch norm's parameters may be
 // computed from constants), then batch norms into their convolutions, then
-// the nodes and constants nothing reads any more are dropped.
+// the kernel taps that read only padding out of the (folded) weights, then
+// the nodes and constants nothing reads any more are dropped (the weights
+// the taps were cut from among them).
 std::vector<GraphPassPtr> standard_passes();
 Graph run_standard_passes(const Graph& g);
 

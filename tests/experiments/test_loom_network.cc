@@ -322,6 +322,17 @@ TEST_F(LoomNetwork, ReportOfANetworkConfigComparesTheWholeNetworkWithPyTorchAndO
   EXPECT_TRUE(static_cast<bool>(std::getline(curve, first))) << "no point on the curve";
 }
 
+// A report of a network tuned in part runs its other tasks on the
+// schedules `network run` would choose with nothing timed.
+TEST_F(LoomNetwork, ReportRunsTheTasksWithoutARecordOnSchedulesChosenUntimed) {
+  const std::string config = tuned_tiny_cnn("tiny_cnn_partial_report", 1, 8);
+  ASSERT_NE(config, "");
+  Result report = run_loom("report " + config + " --rounds 1");
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("tasks without a record: schedules chosen in "), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("against PyTorch (the frozen module): match"), std::string::npos) << report.output;
+}
+
 // The whole network as C: tuned kernels (pre-transformed weights among
 // them) and default ones, built by the system compiler, give the
 // executor's outputs.

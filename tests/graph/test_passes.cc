@@ -285,12 +285,65 @@ TEST(EliminateDeadNodes, ConstantThatIsAGraphOutputStays) {
   EXPECT_EQ(constant_names(make_eliminate_dead_nodes_pass()->run(g)), (std::vector<std::string>{"c"}));
 }
 
+// ---- drop_padding_taps ------------------------------------------------------------
+
+// A 3x3 conv with dilation 6 on a 5x5 map (ASPP's case): only the centre
+// tap ever reads the input, so it is a 1x1 conv.
+TEST(DropPaddingTaps, ADilatedConvWiderThanItsInputBecomesOneByOne) {
+  Graph g = GraphBuilder()
+                .input("x", {1, 4, 5, 5})
+                .pattern_constant("w", {3, 4, 3, 3}, 1)
+                .pattern_constant("b", {3}, 2)
+                .node("conv2d", {"x", "w", "b"}, "y", {{"pads", {6, 6, 6, 6}}, {"dilations", {6, 6}}})
+                .build({"y"});
+  Graph f = make_drop_padding_taps_pass()->run(g);
+  ASSERT_EQ(f.nodes.size(), 1u);
+  const Node& n = f.nodes[0];
+  EXPECT_EQ(f.constants.at(n.inputs[1]).shape, (Shape{3, 4, 1, 1}));
+  EXPECT_EQ(n.attrs["pads"], json({0, 0, 0, 0}));
+  EXPECT_EQ(n.attrs["dilations"], json({1, 1}));
+  EXPECT_EQ(f.shape("y"), (Shape{1, 3, 5, 5}));
+  expect_same_outputs(g, f, 1e-6, 1e-6);
+}
+
+// A 3x3 conv over a single row: the top and bottom kernel rows read only
+// padding; the columns all read data.
+TEST(DropPaddingTaps, AConvOverOneRowKeepsTheMiddleKernelRow) {
+  Graph g = GraphBuilder()
+                .input("x", {1, 2, 1, 6})
+                .pattern_constant("w", {4, 2, 3, 3}, 3)
+                .node("conv2d", {"x", "w"}, "y", {{"pads", {1, 1, 1, 1}}, {"strides", {1, 2}}})
+                .build({"y"});
+  Graph f = make_drop_padding_taps_pass()->run(g);
+  const Node& n = f.nodes[0];
+  EXPECT_EQ(f.constants.at(n.inputs[1]).shape, (Shape{4, 2, 1, 3}));
+  EXPECT_EQ(n.attrs["pads"], json({0, 1, 0, 1}));
+  EXPECT_EQ(f.shape("y"), g.shape("y"));
+  expect_same_outputs(g, f, 1e-6, 1e-6);
+}
+
+// A dilated conv on a map large enough that every tap reads data for some
+// output (dilation 3 on 8x8) and a plain padded 3x3 conv are left alone.
+TEST(DropPaddingTaps, LeavesConvsWhoseEveryTapReadsData) {
+  Graph g = GraphBuilder()
+                .input("x", {1, 2, 8, 8})
+                .pattern_constant("w", {2, 2, 3, 3}, 4)
+                .node("conv2d", {"x", "w"}, "a", {{"pads", {3, 3, 3, 3}}, {"dilations", {3, 3}}})
+                .node("conv2d", {"a", "w"}, "y", {{"pads", {1, 1, 1, 1}}})
+                .build({"y"});
+  Graph f = make_drop_padding_taps_pass()->run(g);
+  EXPECT_EQ(constant_names(f), constant_names(g));
+  EXPECT_EQ(f.nodes[0].inputs, g.nodes[0].inputs);
+  EXPECT_EQ(f.nodes[1].inputs, g.nodes[1].inputs);
+}
+
 // ---- the standard pipeline -------------------------------------------------------
 
-TEST(StandardPasses, AreFoldConstantsFoldBatchNormEliminateDeadNodesInOrder) {
+TEST(StandardPasses, AreFoldConstantsFoldBatchNormDropPaddingTapsEliminateDeadNodesInOrder) {
   std::vector<std::string> names;
   for (const auto& p : standard_passes()) names.push_back(p->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"fold_constants", "fold_batch_norm", "eliminate_dead_nodes"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fold_constants", "fold_batch_norm", "drop_padding_taps",
+                                             "eliminate_dead_nodes"}));
 }
 
 TEST(StandardPasses, BatchNormWithComputedParametersFoldsAndLeavesOnlyTheConvAndItsConstants) {
