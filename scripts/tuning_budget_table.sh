@@ -101,7 +101,7 @@ cell() {
     last=$OUT/$name.full.run.txt
     ort=$( [ -f "$last" ] && sed -nE 's/^ONNX Runtime median ([0-9.]+) ms.*/\1/p' "$last")
     torch=$( [ -f "$last" ] && sed -nE 's/^PyTorch median ([0-9.]+) ms.*/\1/p' "$last")
-    echo "| $model | $threads | $(cell untuned) | $(cell 1m) | $(cell 5m) | $(cell full) (${trials} trials) | ${ort:--} ms | ${torch:--} ms |"
+    echo "| $model | $threads | $(cell untuned) | $(cell 1m) | $(cell 5m) | $(cell full) | ${ort:--} ms | ${torch:--} ms |"
   done
 } >"$OUT/table.md"
 cat "$OUT/table.md"
