@@ -124,7 +124,7 @@ std::string write_network_report(const ExperimentConfig& cfg, const NetworkRepor
   md << buf;
   std::string against;
   for (const auto& c : e.checks) against += (against.empty() ? "" : " and ") + c.against;
-  md << "Medians of " << e.loom.s.size() << " alternating rounds of " << e.runs << " runs per engine, each engine "
+  md << "Medians of " << e.loom.turns.size() << " alternating rounds of " << e.runs << " runs per engine, each engine "
         "starting on a quiet machine; a round's time is the median of its runs after the first; each speed ratio is "
         "the median of the per-round ratios. Outputs compared with " << (against.empty() ? "nothing" : against) << ".\n\n";
   md << "| task | weight | Loom (ms) | x weight (ms) | share of the estimate | trials | oneDNN primitive (ms) "

@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+namespace loom {
+struct ExperimentConfig;
+}
+
 namespace loom::cli {
 
 using Args = std::vector<std::string>;
@@ -25,6 +29,9 @@ double duration_flag(const Args& a, size_t& i, const char* name);
 std::vector<std::string> shipped_schedule_databases();
 // The shipped cost model (experiments/models/suite_mlp.model).
 std::string shipped_cost_model();
+// The model that chooses a config's untimed schedules: its pretrained
+// model, else the shipped one.
+std::string untimed_cost_model(const ExperimentConfig& cfg);
 // `names` with "shipped" replaced by those logs.
 std::vector<std::string> resolve_schedule_databases(const std::vector<std::string>& names);
 

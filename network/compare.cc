@@ -26,8 +26,19 @@ Agreement agree(const std::vector<float>& got, const std::vector<float>& expecte
   return r;
 }
 
-double EngineRounds::median_s() const { return s.empty() ? 0 : median(s); }
-double EngineRounds::first_median_s() const { return first_s.empty() ? 0 : median(first_s); }
+std::vector<double> EngineRounds::s() const {
+  std::vector<double> out;
+  for (const auto& runs : turns)
+    out.push_back(runs.size() == 1 ? runs.front() : median(std::vector<double>(runs.begin() + 1, runs.end())));
+  return out;
+}
+std::vector<double> EngineRounds::first_s() const {
+  std::vector<double> out;
+  for (const auto& runs : turns) out.push_back(runs.front());
+  return out;
+}
+double EngineRounds::median_s() const { return turns.empty() ? 0 : median(s()); }
+double EngineRounds::first_median_s() const { return turns.empty() ? 0 : median(first_s()); }
 const EngineRounds* NetworkComparison::baseline(const std::string& name) const {
   for (const auto& b : baselines)
     if (b.name == name) return &b;
@@ -42,23 +53,15 @@ double median_ratio(const std::vector<double>& baseline_s, const std::vector<dou
   return r.empty() ? 0 : median(r);
 }
 
-// A turn's runs into its round time (the median of the runs after the
-// first; the one run when there is one) and its first run.
-void add_turn(EngineRounds& e, const std::vector<double>& runs) {
-  e.turns.push_back(runs);
-  e.first_s.push_back(runs.front());
-  e.s.push_back(runs.size() == 1 ? runs.front() : median(std::vector<double>(runs.begin() + 1, runs.end())));
-}
-
 }  // namespace
 
 double NetworkComparison::speed_ratio(const std::string& name) const {
   const EngineRounds* b = baseline(name);
-  return b ? median_ratio(b->s, loom.s) : 0;
+  return b ? median_ratio(b->s(), loom.s()) : 0;
 }
 double NetworkComparison::first_run_speed_ratio(const std::string& name) const {
   const EngineRounds* b = baseline(name);
-  return b ? median_ratio(b->first_s, loom.first_s) : 0;
+  return b ? median_ratio(b->first_s(), loom.first_s()) : 0;
 }
 bool NetworkComparison::outputs_match() const {
   for (const auto& c : checks)
@@ -95,7 +98,7 @@ NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor&
       c.warnings.push_back(std::string(kind->name) + " skipped: " + e.what());
       continue;
     }
-    c.baselines.push_back({kind->name, running.back()->detail(), {}, {}, {}});
+    c.baselines.push_back({kind->name, running.back()->detail(), {}});
   }
   // Before each turn: this process's threads (Loom's pool, LibTorch's) and
   // every runner's quiet for a 10-ms window (at most a second each).
@@ -113,27 +116,25 @@ NetworkComparison compare_network(const graph::Graph& g, graph::NetworkExecutor&
       out = ex.run(inputs);
       runs[i] = seconds_since(t);
     }
-    add_turn(c.loom, runs);
+    c.loom.turns.push_back(runs);
     for (size_t k = 0; k < running.size(); ++k) {
       wait_until_quiet();
-      add_turn(c.baselines[k], running[k]->run(opts.runs));
+      c.baselines[k].turns.push_back(running[k]->run(opts.runs));
     }
   }
-  const bool check = opts.check;
-  const double tol = opts.tol;
-  if (!check) return c;
+  if (!opts.check) return c;
   c.outputs = g.outputs;
   auto add_check = [&](const std::string& against, const std::vector<std::vector<float>>& expected) {
     if (expected.size() != g.outputs.size())
       throw LoomError(against + " gives " + std::to_string(expected.size()) + " outputs, the graph has " +
                       std::to_string(g.outputs.size()));
     OutputCheck oc{against, {}};
-    for (size_t i = 0; i < g.outputs.size(); ++i) oc.agreement.push_back(agree(out.at(g.outputs[i]), expected[i], tol));
+    for (size_t i = 0; i < g.outputs.size(); ++i) oc.agreement.push_back(agree(out.at(g.outputs[i]), expected[i], opts.tol));
     c.checks.push_back(std::move(oc));
   };
   for (auto& b : running) {
     std::string against;
-    std::vector<std::vector<float>> expected = b->reference_outputs(against, c.warnings, tol);
+    std::vector<std::vector<float>> expected = b->reference_outputs(against, c.warnings, opts.tol);
     add_check(against, expected);
   }
   if (running.empty()) {

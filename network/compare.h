@@ -40,13 +40,15 @@ struct ComparisonOptions {
   double tol = 1e-3;
 };
 
-// An engine's rounds: per round, its time and the time of its turn's first
-// run, and the times of all its turn's runs.
+// An engine's rounds: the times of each round's turn of runs; per round,
+// its time (the median of the turn's runs after the first; with one run,
+// that run) and its turn's first run.
 struct EngineRounds {
   std::string name;    // "Loom", "PyTorch", "ONNX Runtime"
   std::string detail;  // what ran: the TorchScript file, the ONNX Runtime version
-  std::vector<double> s, first_s;
   std::vector<std::vector<double>> turns;
+  std::vector<double> s() const;
+  std::vector<double> first_s() const;
   double median_s() const;
   double first_median_s() const;
 };

@@ -31,25 +31,20 @@ struct NetworkExecutor::Impl {
     std::vector<int> arg_inputs;  // per argument: the group input it is, or -1 for the output
     std::vector<std::shared_ptr<const BlockedLayout>> arg_layouts;  // per argument: set if pre-transformed
   };
-  std::vector<Kernel> kernels;                  // per task
-  // The memory plan's buffers, each a part of one arena.
-  FloatArena activations;
-  std::vector<size_t> buffer_offset, buffer_floats;
-  std::vector<int> group_buffer;                // per group, its output's buffer
-  std::map<std::string, Location> where;
-  // Every constant a kernel reads, in the order the groups run: each one
-  // read as it is (once), and per group and argument the blocked copy of a
-  // pre-transformed weight (made once here, outside every timed run).
-  FloatArena weights;
-  std::map<std::string, size_t> constant_offset;
-  std::vector<std::vector<int64_t>> pretransformed_offset;  // -1 where not pre-transformed
-
-  // Per group, its kernel's arguments, resolved once: nullptr where the
-  // argument is a graph input (input_of_arg: which), set at each run.
-  std::vector<std::vector<float*>> group_args;
-  std::vector<std::vector<int>> input_of_arg;
-
-  float* buffer(int b) const { return activations.data() + buffer_offset[b]; }
+  std::vector<Kernel> kernels;  // per task
+  // The memory plan's buffers, each a part of one arena; every constant a
+  // kernel reads, in the order the groups run (each one read as it is once,
+  // and per group and argument the blocked copy of a pre-transformed weight,
+  // made once here, outside every timed run).
+  FloatArena activations, weights;
+  // Where a kernel argument or a graph output lives, resolved once: its
+  // data, or (data nullptr) the graph input it is, set at each run.
+  struct Ref {
+    float* data = nullptr;
+    int graph_input = -1;
+  };
+  std::vector<std::vector<Ref>> group_args;  // per group, its kernel's arguments
+  std::vector<Ref> outputs;                  // per graph output
 };
 
 std::vector<int> argument_inputs(const LoweredFunc& f, const ComputeDAG& dag) {
@@ -135,51 +130,52 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
 
   // Weights in the layouts their kernels chose, transformed once, and the
   // constants read as they are, laid out in the order the groups read them.
-  const Graph& g0 = tasks_.graph;
+  const Graph& net = tasks_.graph;
   ArenaLayout weight_layout;
-  impl_->pretransformed_offset.resize(tasks_.groups.size());
+  std::map<std::string, size_t> constant_offset;
+  std::vector<std::vector<int64_t>> pretransformed_offset(tasks_.groups.size());  // -1 where not
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
-    impl_->pretransformed_offset[gi].assign(k.arg_inputs.size(), -1);
+    pretransformed_offset[gi].assign(k.arg_inputs.size(), -1);
     for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
       if (k.arg_inputs[a] < 0) continue;
       const std::string& v = tasks_.group_inputs[gi][k.arg_inputs[a]];
       if (k.arg_layouts[a]) {
-        if (!g0.is_constant(v)) throw LoomError("group " + std::to_string(gi) + ": " + v + " is pre-transformed but not a constant");
+        if (!net.is_constant(v)) throw LoomError("group " + std::to_string(gi) + ": " + v + " is pre-transformed but not a constant");
         const size_t n = static_cast<size_t>(k.arg_layouts[a]->size());
-        impl_->pretransformed_offset[gi][a] = static_cast<int64_t>(weight_layout.add(n));
+        pretransformed_offset[gi][a] = static_cast<int64_t>(weight_layout.add(n));
         pretransformed_bytes_ += static_cast<int64_t>(n * sizeof(float));
-      } else if (g0.is_constant(v) && !impl_->constant_offset.count(v)) {
-        impl_->constant_offset[v] = weight_layout.add(g0.constants.at(v).data.size());
+      } else if (net.is_constant(v) && !constant_offset.count(v)) {
+        constant_offset[v] = weight_layout.add(net.constants.at(v).data.size());
       }
     }
   }
   impl_->weights = FloatArena(weight_layout.total());
-  for (const auto& [v, offset] : impl_->constant_offset) {
-    const std::vector<float>& data = g0.constants.at(v).data;
+  for (const auto& [v, offset] : constant_offset) {
+    const std::vector<float>& data = net.constants.at(v).data;
     std::copy(data.begin(), data.end(), impl_->weights.data() + offset);
   }
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
     for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
-      const int64_t offset = impl_->pretransformed_offset[gi][a];
+      const int64_t offset = pretransformed_offset[gi][a];
       if (offset < 0) continue;
       const std::string& v = tasks_.group_inputs[gi][k.arg_inputs[a]];
-      k.arg_layouts[a]->apply(g0.constants.at(v).data.data(), impl_->weights.data() + offset);
+      k.arg_layouts[a]->apply(net.constants.at(v).data.data(), impl_->weights.data() + offset);
     }
   }
 
   // The memory plan: a group's output takes the smallest free buffer that
   // holds it; a buffer is free again once the last group reading its value
   // has run. Graph outputs keep buffers of their own.
-  const Graph& net = tasks_.graph;
-  for (const auto& in : net.inputs) impl_->where[in.name] = {Location::kInput, -1};
-  for (const auto& [name, c] : net.constants) impl_->where[name] = {Location::kConstant, -1};
+  std::map<std::string, Location> where;
+  for (const auto& in : net.inputs) where[in.name] = {Location::kInput, -1};
+  for (const auto& [name, c] : net.constants) where[name] = {Location::kConstant, -1};
   std::map<std::string, size_t> last_use;
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi)
     for (const auto& v : tasks_.group_inputs[gi]) last_use[v] = gi;
-  std::vector<int> free_buffers;
-  std::vector<size_t>& sizes = impl_->buffer_floats;
+  std::vector<int> free_buffers, group_buffer;
+  std::vector<size_t> sizes;  // per buffer, in floats
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const std::string& out = tasks_.groups[gi].output(net);
     const size_t n = static_cast<size_t>(num_elements(net.shape(out)));
@@ -197,50 +193,48 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
       sizes.push_back(n);
       if (!graph_output) planned_bytes_ += static_cast<int64_t>(n * sizeof(float));
     }
-    impl_->group_buffer.push_back(buf);
-    impl_->where[out] = {Location::kBuffer, buf};
+    group_buffer.push_back(buf);
+    where[out] = {Location::kBuffer, buf};
     for (const auto& v : tasks_.group_inputs[gi]) {
-      const Location& loc = impl_->where.at(v);
+      const Location& loc = where.at(v);
       const bool is_output = std::count(net.outputs.begin(), net.outputs.end(), v) > 0;
       // A group's inputs are distinct values, so each buffer is freed once.
       if (loc.kind == Location::kBuffer && last_use.at(v) == gi && !is_output) free_buffers.push_back(loc.buffer);
     }
   }
   ArenaLayout buffer_layout;
-  for (size_t n : sizes) impl_->buffer_offset.push_back(buffer_layout.add(n));
+  std::vector<size_t> buffer_offset;
+  for (size_t n : sizes) buffer_offset.push_back(buffer_layout.add(n));
   impl_->activations = FloatArena(buffer_layout.total());
 
+  // Every kernel argument and graph output resolved to its data.
+  auto resolve = [&](const std::string& v) {
+    Impl::Ref r;
+    const Location& loc = where.at(v);
+    if (loc.kind == Location::kBuffer) {
+      r.data = impl_->activations.data() + buffer_offset[loc.buffer];
+    } else if (loc.kind == Location::kConstant) {
+      auto it = constant_offset.find(v);
+      r.data = it != constant_offset.end() ? impl_->weights.data() + it->second
+                                           : const_cast<float*>(net.constants.at(v).data.data());
+    } else {
+      for (size_t i = 0; i < net.inputs.size(); ++i)
+        if (net.inputs[i].name == v) r.graph_input = static_cast<int>(i);
+    }
+    return r;
+  };
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
-    std::vector<float*> args;
-    std::vector<int> input_of_arg;
+    std::vector<Impl::Ref> args;
     for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
       const int in = k.arg_inputs[a];
-      const int64_t blocked = impl_->pretransformed_offset[gi][a];
-      float* p = nullptr;
-      int graph_input = -1;
-      if (blocked >= 0) {
-        p = impl_->weights.data() + blocked;
-      } else if (in < 0) {
-        p = impl_->buffer(impl_->group_buffer[gi]);
-      } else {
-        const std::string& v = tasks_.group_inputs[gi][in];
-        const Location& loc = impl_->where.at(v);
-        if (loc.kind == Location::kBuffer) {
-          p = impl_->buffer(loc.buffer);
-        } else if (loc.kind == Location::kConstant) {
-          p = impl_->weights.data() + impl_->constant_offset.at(v);
-        } else {
-          for (size_t i = 0; i < net.inputs.size(); ++i)
-            if (net.inputs[i].name == v) graph_input = static_cast<int>(i);
-        }
-      }
-      args.push_back(p);
-      input_of_arg.push_back(graph_input);
+      if (pretransformed_offset[gi][a] >= 0) args.push_back({impl_->weights.data() + pretransformed_offset[gi][a], -1});
+      else if (in < 0) args.push_back({impl_->activations.data() + buffer_offset[group_buffer[gi]], -1});
+      else args.push_back(resolve(tasks_.group_inputs[gi][in]));
     }
     impl_->group_args.push_back(std::move(args));
-    impl_->input_of_arg.push_back(std::move(input_of_arg));
   }
+  for (const auto& o : net.outputs) impl_->outputs.push_back(resolve(o));
 }
 
 NetworkExecutor::~NetworkExecutor() = default;
@@ -251,12 +245,12 @@ Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_sec
   std::vector<float*> input_ptr;
   // Kernels never write their inputs.
   for (const auto& in : net.inputs) input_ptr.push_back(const_cast<float*>(graph_input_value(in, inputs).data()));
+  auto data = [&](const Impl::Ref& r) { return r.data ? r.data : input_ptr[r.graph_input]; };
   std::vector<float*> args;
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
-    args = impl_->group_args[gi];
-    for (size_t a = 0; a < args.size(); ++a)
-      if (impl_->input_of_arg[gi][a] >= 0) args[a] = input_ptr[impl_->input_of_arg[gi][a]];
+    args.clear();
+    for (const Impl::Ref& r : impl_->group_args[gi]) args.push_back(data(r));
     if (!group_seconds && !rerun_seconds) {
       k.fn->run(args.data());
       continue;
@@ -278,15 +272,9 @@ Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_sec
     }
   }
   Values out;
-  for (const auto& o : net.outputs) {
-    const Location& loc = impl_->where.at(o);
-    const float* p = nullptr;
-    if (loc.kind == Location::kBuffer) p = impl_->buffer(loc.buffer);
-    else if (loc.kind == Location::kConstant) p = net.constants.at(o).data.data();
-    else
-      for (size_t i = 0; i < net.inputs.size(); ++i)
-        if (net.inputs[i].name == o) p = input_ptr[i];
-    out[o].assign(p, p + num_elements(net.shape(o)));
+  for (size_t i = 0; i < net.outputs.size(); ++i) {
+    const float* p = data(impl_->outputs[i]);
+    out[net.outputs[i]].assign(p, p + num_elements(net.shape(net.outputs[i])));
   }
   return out;
 }

@@ -17,8 +17,8 @@
 //     the shipped one (--cost-model: another). --default-schedules runs the
 //     plain default schedules instead. The baselines run in the same rounds
 //     (network/compare.h; 10 by default), each engine --runs times (5) back
-//     to back after Loom's, once every engine's threads are quiet: PyTorch where a TorchScript file of the same
-//     model is there (MODEL's stem + ".pt", or --torch), ONNX Runtime on an
+//     to back after Loom's, once every engine's threads are quiet: PyTorch
+//     where a TorchScript file of the same model is there (MODEL's stem + ".pt", or --torch), ONNX Runtime on an
 //     ONNX MODEL (a warning line where node or onnxruntime-node is missing);
 //     --check compares the outputs with each of them, with neither with
 //     Loom's reference interpreter; --profile times every kernel inside the

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "experiments/config.h"
 #include "experiments/verbs.h"
 #include "ir/error.h"
 #include "measure/records.h"
@@ -65,6 +66,10 @@ std::vector<std::string> shipped_schedule_databases() {
 }
 
 std::string shipped_cost_model() { return std::string(LOOM_SOURCE_DIR) + "/experiments/models/suite_mlp.model"; }
+
+std::string untimed_cost_model(const ExperimentConfig& cfg) {
+  return cfg.pretrained_model.empty() ? shipped_cost_model() : cfg.pretrained_model;
+}
 
 std::vector<std::string> resolve_schedule_databases(const std::vector<std::string>& names) {
   std::vector<std::string> out;

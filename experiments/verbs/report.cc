@@ -85,7 +85,7 @@ int report_verb(const Args& args) {
   std::map<std::string, nlohmann::json> untimed;
   if (std::any_of(reports.begin(), reports.end(), [](const TaskReport& t) { return t.loom_s <= 0; })) {
     graph::UntimedScheduleOptions uo;
-    uo.cost_model = cfg.pretrained_model.empty() ? shipped_cost_model() : cfg.pretrained_model;
+    uo.cost_model = untimed_cost_model(cfg);
     uo.databases = resolve_schedule_databases(cfg.schedule_databases);
     uo.log = cfg.log_path;
     uo.threads = cfg.target.threads;

@@ -97,7 +97,7 @@ std::vector<MeasureRecord> schedule_database(const ExperimentConfig& cfg) {
 int choose_untimed(const std::string& file) {
   ExperimentConfig cfg = ExperimentConfig::load(file);
   auto t0 = std::chrono::steady_clock::now();
-  const std::string model_file = cfg.pretrained_model.empty() ? shipped_cost_model() : cfg.pretrained_model;
+  const std::string model_file = untimed_cost_model(cfg);
   std::unique_ptr<CostModel> model = load_cost_model(model_file);
   std::vector<MeasureRecord> logged;
   if (std::filesystem::exists(cfg.log_path)) logged = load_records(cfg.log_path);

@@ -80,8 +80,7 @@ class DropPaddingTapsPass : public GraphPass {
         for (int64_t r = rows.first; r < rows.first + rows.count; ++r)
           for (int64_t s = cols.first; s < cols.first + cols.count; ++s)
             narrow.data.push_back(W.data[static_cast<size_t>((kc * w[2] + r) * w[3] + s)]);
-      std::string name = g.fresh_name(n.inputs[1] + "_taps");
-      for (int i = 1; out.constants.count(name); ++i) name = g.fresh_name(n.inputs[1] + "_taps_" + std::to_string(i));
+      const std::string name = new_constant_name(g, out, n.inputs[1] + "_taps");
       out.constants[name] = std::move(narrow);
       n.inputs[1] = name;
       n.attrs["pads"] = std::vector<int64_t>{rows.pad_begin, cols.pad_begin, rows.pad_end, cols.pad_end};

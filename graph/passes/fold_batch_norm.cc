@@ -47,13 +47,6 @@ class FoldBatchNormPass : public GraphPass {
   }
 
  private:
-  // Unused in the input graph and among the constants added so far.
-  static std::string new_constant_name(const Graph& g, const Graph& out, const std::string& base) {
-    std::string name = g.fresh_name(base);
-    for (int i = 1; out.constants.count(name); ++i) name = g.fresh_name(base + "_" + std::to_string(i));
-    return name;
-  }
-
   static Node fold(const Graph& g, const Node& conv, const Node& bn, Graph& out) {
     const Constant& W = g.constants.at(conv.inputs[1]);
     const auto& scale = g.constants.at(bn.inputs[1]).data;

@@ -11,6 +11,12 @@ std::vector<GraphPassPtr> standard_passes() {
   return passes;
 }
 
+std::string new_constant_name(const Graph& g, const Graph& out, const std::string& base) {
+  std::string name = g.fresh_name(base);
+  for (int i = 1; out.constants.count(name); ++i) name = g.fresh_name(base + "_" + std::to_string(i));
+  return name;
+}
+
 Graph run_standard_passes(const Graph& g) {
   Graph out = g;
   for (const auto& pass : standard_passes()) out = pass->run(out);

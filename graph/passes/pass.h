@@ -34,6 +34,10 @@ GraphPassPtr make_fold_batch_norm_pass();
 GraphPassPtr make_drop_padding_taps_pass();
 GraphPassPtr make_eliminate_dead_nodes_pass();
 
+// A name for a constant a pass adds to `out` (a copy of `g` being
+// rewritten): unused in `g` and among the constants `out` has gained.
+std::string new_constant_name(const Graph& g, const Graph& out, const std::string& base);
+
 // In order: constants folded first (a batch norm's parameters may be
 // computed from constants), then batch norms into their convolutions, then
 // the kernel taps that read only padding out of the (folded) weights, then
