@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "codegen/c/compile.h"
 #include "codegen/runtime/c_runtime.h"
@@ -93,7 +94,7 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
   for (size_t gi = 0; gi < nt.groups.size(); ++gi) group_of[nt.groups[gi].output(g)] = static_cast<int>(gi);
   std::vector<std::string> constants;
   for (size_t gi = 0; gi < nt.groups.size(); ++gi)
-    for (const auto& v : nt.group_inputs[gi])
+    for (const auto& [v, offset] : nt.group_inputs[gi])
       if (g.is_constant(v) && !constant_index.count(v)) {
         constant_index[v] = static_cast<int>(constants.size());
         constants.push_back(v);
@@ -148,6 +149,7 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
   std::map<std::pair<size_t, size_t>, int> pre_index;
   std::ostringstream init_pre;
   int n_pre = 0;
+  std::map<std::tuple<std::string, int, size_t>, int> pre_copy;
   for (const auto& k : kernels)
     for (const Buffer& b : k.f.args)
       if (b.layout) c << b.layout->c_function(pretransform_function_name(k.stem, b)) << "\n";
@@ -156,8 +158,12 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
     for (size_t a = 0; a < k.f.args.size(); ++a) {
       const Buffer& b = k.f.args[a];
       if (!b.layout) continue;
-      const std::string& v = nt.group_inputs[gi][k.arg_inputs[a]];
-      pre_index[{gi, a}] = n_pre;
+      const std::string& v = nt.group_inputs[gi][k.arg_inputs[a]].value;
+      // One blocked copy per constant and kernel argument, however many
+      // groups of the task read it.
+      auto [copy, added] = pre_copy.try_emplace({v, nt.task_of_group[gi], a}, n_pre);
+      pre_index[{gi, a}] = copy->second;
+      if (!added) continue;
       init_pre << "  pre[" << n_pre << "] = (float*)calloc(" << b.size() << ", sizeof(float));\n  if (!pre["
                << n_pre << "]) return oom();\n  " << pretransform_function_name(k.stem, b) << "(constants["
                << constant_index.at(v) << "], pre[" << n_pre << "]);\n";
@@ -206,7 +212,10 @@ NetworkExport export_network(const ExperimentConfig& cfg, const std::vector<Meas
       c << (a ? ", " : "");
       if (k.f.args[a].layout) c << "pre[" << pre_index.at({gi, a}) << "]";
       else if (k.arg_inputs[a] < 0) c << pointer(nt.groups[gi].output(g));
-      else c << pointer(nt.group_inputs[gi][k.arg_inputs[a]]);
+      else {
+        const graph::GroupInput& in = nt.group_inputs[gi][k.arg_inputs[a]];
+        c << pointer(in.value) << (in.offset ? " + " + std::to_string(in.offset) : "");
+      }
     }
     c << ");\n";
   }

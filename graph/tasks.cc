@@ -11,27 +11,57 @@
 
 namespace loom::graph {
 
-nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vector<std::string>* inputs) {
+int64_t contiguous_slice_offset(const Shape& shape, const nlohmann::json& a) {
+  const auto starts = a.at("starts").get<std::vector<int64_t>>();
+  const auto steps = a.at("steps").get<std::vector<int64_t>>();
+  const auto sizes = a.at("sizes").get<std::vector<int64_t>>();
+  const size_t rank = shape.size();
+  if (starts.size() != rank || steps.size() != rank || sizes.size() != rank) return -1;
+  int64_t offset = 0, stride = 1;
+  bool whole = true;  // every dim inside this one is taken whole
+  for (size_t i = rank; i-- > 0;) {
+    if (sizes[i] > 1 && (!whole || steps[i] != 1)) return -1;
+    offset += starts[i] * stride;
+    whole = whole && starts[i] == 0 && sizes[i] == shape[i];
+    stride *= shape[i];
+  }
+  return offset;
+}
+
+nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vector<GroupInput>* inputs) {
   std::map<std::string, std::string> ref;  // network value -> "inK" / "nK"
+  std::map<std::string, std::string> view_ref;  // "value@offset:shape" of a slice read in place -> "inK"
   nlohmann::json in = nlohmann::json::array(), nodes = nlohmann::json::array();
   inputs->clear();
+  auto add_input = [&](const std::string& v, int64_t offset, const Shape& shape) {
+    nlohmann::json ij = {{"shape", shape}};
+    if (g.is_constant(v)) ij["constant"] = true;
+    in.push_back(ij);
+    inputs->push_back({v, offset});
+    return "in" + std::to_string(inputs->size() - 1);
+  };
   for (size_t k = 0; k < group.nodes.size(); ++k) {
     const Node& n = g.nodes[group.nodes[k]];
+    // A slice of an outside value, read in place (a constant's slices are
+    // folded before fusion; its own layout is what a schedule may rewrite).
+    if (n.op == "slice" && k + 1 < group.nodes.size() && !ref.count(n.inputs[0]) && !g.is_constant(n.inputs[0])) {
+      const int64_t offset = contiguous_slice_offset(g.shape(n.inputs[0]), n.attrs);
+      if (offset >= 0) {
+        const std::string key = n.inputs[0] + "@" + std::to_string(offset) + ":" + shape_string(g.shape(n.output));
+        auto it = view_ref.find(key);
+        if (it == view_ref.end()) it = view_ref.emplace(key, add_input(n.inputs[0], offset, g.shape(n.output))).first;
+        ref[n.output] = it->second;
+        continue;
+      }
+    }
     nlohmann::json refs = nlohmann::json::array();
     for (const auto& v : n.inputs) {
       auto it = ref.find(v);
-      if (it == ref.end()) {
-        const std::string r = "in" + std::to_string(inputs->size());
-        nlohmann::json ij = {{"shape", g.shape(v)}};
-        if (g.is_constant(v)) ij["constant"] = true;
-        in.push_back(ij);
-        inputs->push_back(v);
-        it = ref.emplace(v, r).first;
-      }
+      if (it == ref.end()) it = ref.emplace(v, add_input(v, 0, g.shape(v))).first;
       refs.push_back(it->second);
     }
+    ref[n.output] = "n" + std::to_string(nodes.size());
     nodes.push_back({{"op", n.op}, {"attrs", n.attrs}, {"inputs", refs}});
-    ref[n.output] = "n" + std::to_string(k);
   }
   return {{"inputs", in}, {"nodes", nodes}};
 }
@@ -208,11 +238,42 @@ double NetworkTasks::total_flops() const {
 NetworkTasks extract_tasks(const Graph& g) {
   NetworkTasks out;
   out.graph = run_standard_passes(g);
-  out.groups = fuse_ops(out.graph);
   std::map<std::string, int> task_index;
-  for (const auto& group : out.groups) {
-    std::vector<std::string> inputs;
+  // A group that is one contiguous slice of a computed value is no kernel:
+  // its readers read the block in place (a slice of a slice, offsets added).
+  // A group of such slices (a chain: each has one input) is one block too.
+  std::map<std::string, GroupInput> in_place;
+  const auto& outputs = out.graph.outputs;
+  auto block_of = [&](const FusedGroup& group) -> std::optional<GroupInput> {
+    for (int i : group.nodes)
+      if (out.graph.nodes[i].op != "slice") return std::nullopt;
+    std::map<std::string, GroupInput> local;
+    for (int i : group.nodes) {
+      const Node& n = out.graph.nodes[i];
+      if (out.graph.is_constant(n.inputs[0])) return std::nullopt;
+      const int64_t offset = contiguous_slice_offset(out.graph.shape(n.inputs[0]), n.attrs);
+      if (offset < 0) return std::nullopt;
+      GroupInput from{n.inputs[0], 0};
+      if (auto l = local.find(n.inputs[0]); l != local.end()) from = l->second;
+      else if (auto p = in_place.find(n.inputs[0]); p != in_place.end()) from = p->second;
+      local[n.output] = {from.value, from.offset + offset};
+    }
+    return local.at(group.output(out.graph));
+  };
+  for (auto& group : fuse_ops(out.graph)) {
+    if (std::find(outputs.begin(), outputs.end(), group.output(out.graph)) == outputs.end()) {
+      if (auto block = block_of(group)) {
+        in_place[group.output(out.graph)] = *block;
+        continue;
+      }
+    }
+    std::vector<GroupInput> inputs;
     nlohmann::json s = group_subgraph(out.graph, group, &inputs);
+    for (auto& in : inputs) {
+      auto source = in_place.find(in.value);
+      if (source != in_place.end()) in = {source->second.value, source->second.offset + in.offset};
+    }
+    out.groups.push_back(std::move(group));
     out.group_inputs.push_back(inputs);
     const std::string key = s.dump();
     auto it = task_index.find(key);

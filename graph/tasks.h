@@ -33,9 +33,28 @@ namespace loom::graph {
 // subgraph's JSON form.
 inline constexpr const char* kSubgraphWorkload = "subgraph";
 
-// The subgraph of one group; `inputs` receives the network values it reads,
-// in the order of its "inK".
-nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vector<std::string>* inputs);
+// What a group's input "inK" reads: a network value from element `offset`
+// on. A slice that selects one contiguous block of a value computed outside
+// the group (a recurrent layer's step t of its input projection, a
+// transformer's query part of a fused QKV) is read in place: the subgraph
+// takes the block as its input, not the whole value and a slice, so that
+// the same computation at other offsets is the same task.
+struct GroupInput {
+  std::string value;
+  int64_t offset = 0;  // in elements of `value`
+  bool operator==(const GroupInput& o) const { return value == o.value && offset == o.offset; }
+};
+
+// The element offset of a slice of a `shape` value when the slice is one
+// contiguous block of it (steps of 1 where more than one index is taken, a
+// single index on every dim outside the first partial one, whole dims
+// inside it), else -1.
+int64_t contiguous_slice_offset(const Shape& shape, const nlohmann::json& slice_attrs);
+
+// The subgraph of one group; `inputs` receives what its "inK" read, in
+// order. Contiguous slices of values from outside the group are inputs
+// (GroupInput), not nodes, unless the slice is the group's output.
+nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vector<GroupInput>* inputs);
 
 // Throws LoomError naming the bad part ("subgraph.inputs[0].shape: expected
 // integers", "node 'subgraph.nodes[1]' (foo): unknown op ...").
@@ -65,8 +84,10 @@ struct NetworkTask {
 
 struct NetworkTasks {
   Graph graph;                      // after the standard passes
-  std::vector<FusedGroup> groups;   // fuse_ops(graph)
-  std::vector<std::vector<std::string>> group_inputs;  // per group, the values of its "inK"
+  // fuse_ops(graph), less the groups that are one contiguous slice of a
+  // computed value: their readers read that block in place.
+  std::vector<FusedGroup> groups;
+  std::vector<std::vector<GroupInput>> group_inputs;  // per group, what its "inK" read
   std::vector<NetworkTask> tasks;   // in order of first occurrence
   std::vector<int> task_of_group;
   double total_flops() const;       // every occurrence

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 
 #include "codegen/llvm/llvm_jit.h"
 #include "network/arena.h"
@@ -38,10 +39,12 @@ struct NetworkExecutor::Impl {
   // made once here, outside every timed run).
   FloatArena activations, weights;
   // Where a kernel argument or a graph output lives, resolved once: its
-  // data, or (data nullptr) the graph input it is, set at each run.
+  // data, or (data nullptr) the graph input it is, set at each run, from
+  // element `offset` on.
   struct Ref {
     float* data = nullptr;
     int graph_input = -1;
+    int64_t offset = 0;
   };
   std::vector<std::vector<Ref>> group_args;  // per group, its kernel's arguments
   std::vector<Ref> outputs;                  // per graph output
@@ -130,21 +133,28 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
 
   // Weights in the layouts their kernels chose, transformed once, and the
   // constants read as they are, laid out in the order the groups read them.
+  // A constant several groups of one task read (a recurrent layer's weight
+  // at every step) has one blocked copy, so that it stays in the caches.
   const Graph& net = tasks_.graph;
   ArenaLayout weight_layout;
   std::map<std::string, size_t> constant_offset;
+  std::map<std::pair<std::string, const BlockedLayout*>, int64_t> blocked_offset;
   std::vector<std::vector<int64_t>> pretransformed_offset(tasks_.groups.size());  // -1 where not
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
     pretransformed_offset[gi].assign(k.arg_inputs.size(), -1);
     for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
       if (k.arg_inputs[a] < 0) continue;
-      const std::string& v = tasks_.group_inputs[gi][k.arg_inputs[a]];
+      const std::string& v = tasks_.group_inputs[gi][k.arg_inputs[a]].value;
       if (k.arg_layouts[a]) {
         if (!net.is_constant(v)) throw LoomError("group " + std::to_string(gi) + ": " + v + " is pre-transformed but not a constant");
-        const size_t n = static_cast<size_t>(k.arg_layouts[a]->size());
-        pretransformed_offset[gi][a] = static_cast<int64_t>(weight_layout.add(n));
-        pretransformed_bytes_ += static_cast<int64_t>(n * sizeof(float));
+        auto [it, added] = blocked_offset.try_emplace({v, k.arg_layouts[a].get()}, 0);
+        if (added) {
+          const size_t n = static_cast<size_t>(k.arg_layouts[a]->size());
+          it->second = static_cast<int64_t>(weight_layout.add(n));
+          pretransformed_bytes_ += static_cast<int64_t>(n * sizeof(float));
+        }
+        pretransformed_offset[gi][a] = it->second;
       } else if (net.is_constant(v) && !constant_offset.count(v)) {
         constant_offset[v] = weight_layout.add(net.constants.at(v).data.size());
       }
@@ -155,15 +165,8 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
     const std::vector<float>& data = net.constants.at(v).data;
     std::copy(data.begin(), data.end(), impl_->weights.data() + offset);
   }
-  for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
-    const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];
-    for (size_t a = 0; a < k.arg_inputs.size(); ++a) {
-      const int64_t offset = pretransformed_offset[gi][a];
-      if (offset < 0) continue;
-      const std::string& v = tasks_.group_inputs[gi][k.arg_inputs[a]];
-      k.arg_layouts[a]->apply(net.constants.at(v).data.data(), impl_->weights.data() + offset);
-    }
-  }
+  for (const auto& [key, offset] : blocked_offset)
+    key.second->apply(net.constants.at(key.first).data.data(), impl_->weights.data() + offset);
 
   // The memory plan: a group's output takes the smallest free buffer that
   // holds it; a buffer is free again once the last group reading its value
@@ -173,7 +176,7 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
   for (const auto& [name, c] : net.constants) where[name] = {Location::kConstant, -1};
   std::map<std::string, size_t> last_use;
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi)
-    for (const auto& v : tasks_.group_inputs[gi]) last_use[v] = gi;
+    for (const auto& in : tasks_.group_inputs[gi]) last_use[in.value] = gi;
   std::vector<int> free_buffers, group_buffer;
   std::vector<size_t> sizes;  // per buffer, in floats
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
@@ -195,11 +198,13 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
     }
     group_buffer.push_back(buf);
     where[out] = {Location::kBuffer, buf};
-    for (const auto& v : tasks_.group_inputs[gi]) {
+    std::set<std::string> read;  // a value read at several offsets is freed once
+    for (const auto& in : tasks_.group_inputs[gi]) {
+      const std::string& v = in.value;
       const Location& loc = where.at(v);
       const bool is_output = std::count(net.outputs.begin(), net.outputs.end(), v) > 0;
-      // A group's inputs are distinct values, so each buffer is freed once.
-      if (loc.kind == Location::kBuffer && last_use.at(v) == gi && !is_output) free_buffers.push_back(loc.buffer);
+      if (loc.kind == Location::kBuffer && last_use.at(v) == gi && !is_output && read.insert(v).second)
+        free_buffers.push_back(loc.buffer);
     }
   }
   ArenaLayout buffer_layout;
@@ -208,15 +213,17 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
   impl_->activations = FloatArena(buffer_layout.total());
 
   // Every kernel argument and graph output resolved to its data.
-  auto resolve = [&](const std::string& v) {
+  auto resolve = [&](const std::string& v, int64_t offset) {
     Impl::Ref r;
+    r.offset = offset;
     const Location& loc = where.at(v);
     if (loc.kind == Location::kBuffer) {
-      r.data = impl_->activations.data() + buffer_offset[loc.buffer];
+      r.data = impl_->activations.data() + buffer_offset[loc.buffer] + offset;
     } else if (loc.kind == Location::kConstant) {
       auto it = constant_offset.find(v);
-      r.data = it != constant_offset.end() ? impl_->weights.data() + it->second
-                                           : const_cast<float*>(net.constants.at(v).data.data());
+      r.data = (it != constant_offset.end() ? impl_->weights.data() + it->second
+                                            : const_cast<float*>(net.constants.at(v).data.data())) +
+               offset;
     } else {
       for (size_t i = 0; i < net.inputs.size(); ++i)
         if (net.inputs[i].name == v) r.graph_input = static_cast<int>(i);
@@ -230,11 +237,11 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
       const int in = k.arg_inputs[a];
       if (pretransformed_offset[gi][a] >= 0) args.push_back({impl_->weights.data() + pretransformed_offset[gi][a], -1});
       else if (in < 0) args.push_back({impl_->activations.data() + buffer_offset[group_buffer[gi]], -1});
-      else args.push_back(resolve(tasks_.group_inputs[gi][in]));
+      else args.push_back(resolve(tasks_.group_inputs[gi][in].value, tasks_.group_inputs[gi][in].offset));
     }
     impl_->group_args.push_back(std::move(args));
   }
-  for (const auto& o : net.outputs) impl_->outputs.push_back(resolve(o));
+  for (const auto& o : net.outputs) impl_->outputs.push_back(resolve(o, 0));
 }
 
 NetworkExecutor::~NetworkExecutor() = default;
@@ -245,7 +252,7 @@ Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_sec
   std::vector<float*> input_ptr;
   // Kernels never write their inputs.
   for (const auto& in : net.inputs) input_ptr.push_back(const_cast<float*>(graph_input_value(in, inputs).data()));
-  auto data = [&](const Impl::Ref& r) { return r.data ? r.data : input_ptr[r.graph_input]; };
+  auto data = [&](const Impl::Ref& r) { return r.data ? r.data : input_ptr[r.graph_input] + r.offset; };
   std::vector<float*> args;
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];

@@ -113,9 +113,9 @@ TEST(GroupSubgraph, NamesNoNetworkValueAndRefersToInputsAndNodesByPosition) {
                 .build({"relu_out"});
   std::vector<FusedGroup> groups = fuse_ops(g);
   ASSERT_EQ(groups.size(), 1u);
-  std::vector<std::string> inputs;
+  std::vector<GroupInput> inputs;
   json s = group_subgraph(g, groups[0], &inputs);
-  EXPECT_EQ(inputs, (std::vector<std::string>{"image", "kernel_weight", "bias_value"}));
+  EXPECT_EQ(inputs, (std::vector<GroupInput>{{"image", 0}, {"kernel_weight", 0}, {"bias_value", 0}}));
   const json conv_attrs = {{"strides", {1, 1}}, {"pads", {0, 0, 0, 0}}, {"dilations", {1, 1}}, {"group", 1}};
   const json want = {
       {"inputs",
@@ -133,15 +133,87 @@ TEST(GroupSubgraph, NamesNoNetworkValueAndRefersToInputsAndNodesByPosition) {
 
 TEST(GroupSubgraph, AValueReadTwiceIsOneInput) {
   Graph g = GraphBuilder().input("x", {2}).node("mul", {"x", "x"}, "y").build({"y"});
-  std::vector<std::string> inputs;
+  std::vector<GroupInput> inputs;
   json s = group_subgraph(g, fuse_ops(g)[0], &inputs);
-  EXPECT_EQ(inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(inputs, (std::vector<GroupInput>{{"x", 0}}));
   EXPECT_EQ(s["nodes"][0]["inputs"], json({"in0", "in0"}));
 }
 
 TEST(ExtractTasks, GroupInputsAreTheNetworkValuesOfEachGroupsInputs) {
   NetworkTasks t = extract_tasks(two_conv_relu_blocks());
-  EXPECT_EQ(t.group_inputs, (std::vector<std::vector<std::string>>{{"x", "w1"}, {"r1", "w2"}}));
+  EXPECT_EQ(t.group_inputs, (std::vector<std::vector<GroupInput>>{{{"x", 0}, {"w1", 0}}, {{"r1", 0}, {"w2", 0}}}));
+}
+
+// ---- slices read in place ----------------------------------------------------
+
+json slice_attrs(std::vector<int64_t> starts, std::vector<int64_t> sizes) {
+  return {{"starts", starts}, {"steps", std::vector<int64_t>(starts.size(), 1)}, {"sizes", sizes}};
+}
+
+TEST(ContiguousSliceOffset, RowsOfAMatrixAreOneBlockAtTheirFirstElement) {
+  EXPECT_EQ(contiguous_slice_offset({32, 384}, slice_attrs({5, 0}, {1, 384})), 5 * 384);
+  EXPECT_EQ(contiguous_slice_offset({32, 384}, slice_attrs({4, 0}, {3, 384})), 4 * 384);
+  EXPECT_EQ(contiguous_slice_offset({1, 6, 4}, slice_attrs({0, 2, 1}, {1, 1, 3})), 2 * 4 + 1);
+}
+
+TEST(ContiguousSliceOffset, ColumnsAndStridedRowsAreNot) {
+  EXPECT_EQ(contiguous_slice_offset({32, 384}, slice_attrs({0, 128}, {32, 128})), -1);
+  EXPECT_EQ(contiguous_slice_offset({32, 384}, slice_attrs({0, 0}, {2, 383})), -1);
+  EXPECT_EQ(contiguous_slice_offset({8, 4}, {{"starts", {0, 0}}, {"steps", {2, 1}}, {"sizes", {4, 4}}}), -1);
+  // One index taken backwards is still one element.
+  EXPECT_EQ(contiguous_slice_offset({8, 4}, {{"starts", {3, 0}}, {"steps", {-1, 1}}, {"sizes", {1, 4}}}), 12);
+}
+
+TEST(ExtractTasks, ContiguousSlicesOfAnOutsideValueAreReadInPlaceSoTheStepsAreOneTask) {
+  Graph g = GraphBuilder()
+                .input("x", {3, 6})
+                .node("relu", {"x"}, "h")  // an outside value, computed by its own group
+                .node("slice", {"h"}, "r0", slice_attrs({0, 0}, {1, 6}))
+                .node("sigmoid", {"r0"}, "y0")
+                .node("slice", {"h"}, "r2", slice_attrs({2, 0}, {1, 6}))
+                .node("sigmoid", {"r2"}, "y2")
+                .build({"y0", "y2", "h"});
+  NetworkTasks t = extract_tasks(g);
+  int sigmoid_task = -1;
+  for (size_t k = 0; k < t.tasks.size(); ++k)
+    if (subgraph_ops(t.tasks[k].subgraph) == "sigmoid") sigmoid_task = static_cast<int>(k);
+  ASSERT_GE(sigmoid_task, 0) << "no task is the sigmoid alone";
+  EXPECT_EQ(t.tasks[sigmoid_task].weight, 2);
+  EXPECT_EQ(t.tasks[sigmoid_task].subgraph["inputs"], json({{{"shape", {1, 6}}}}));
+  std::vector<GroupInput> reads;
+  for (int gi : t.tasks[sigmoid_task].groups) reads.push_back(t.group_inputs[gi][0]);
+  EXPECT_EQ(reads, (std::vector<GroupInput>{{"h", 0}, {"h", 12}}));
+}
+
+TEST(ExtractTasks, AGroupThatIsOnlyARowSliceIsNoKernelItsReadersReadTheRowInPlace) {
+  // The slice cannot fuse into the gemm that reads it: alone it would be a copy.
+  Graph g = GraphBuilder()
+                .input("x", {4, 3})
+                .pattern_constant("w", {3, 2})
+                .node("relu", {"x"}, "h")
+                .node("slice", {"h"}, "rows", slice_attrs({2, 0}, {2, 3}))
+                .node("slice", {"rows"}, "row", slice_attrs({1, 0}, {1, 3}))
+                .node("matmul", {"row", "w"}, "y")
+                .build({"y", "h"});
+  NetworkTasks t = extract_tasks(g);
+  std::vector<std::string> ops;
+  for (const auto& task : t.tasks) ops.push_back(subgraph_ops(task.subgraph));
+  EXPECT_EQ(ops, (std::vector<std::string>{"relu", "matmul"}));
+  ASSERT_EQ(t.groups.size(), 2u);
+  EXPECT_EQ(t.group_inputs[1][0], (GroupInput{"h", 3 * 3}));
+}
+
+TEST(ExtractTasks, ASliceOfColumnsStaysANodeOfItsGroup) {
+  Graph g = GraphBuilder()
+                .input("x", {3, 6})
+                .node("relu", {"x"}, "h")
+                .node("slice", {"h"}, "c", slice_attrs({0, 2}, {3, 2}))
+                .node("sigmoid", {"c"}, "y")
+                .build({"y", "h"});
+  NetworkTasks t = extract_tasks(g);
+  std::vector<std::string> ops;
+  for (const auto& task : t.tasks) ops.push_back(subgraph_ops(task.subgraph));
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "slice+sigmoid"), ops.end());
 }
 
 // ---- subgraph_dag -------------------------------------------------------------
@@ -155,7 +227,7 @@ TEST(SubgraphDag, InputsArePlaceholdersInKAndTheOutputIsTheLastNodesStage) {
                 .node("add", {"c", "b"}, "a")
                 .node("relu", {"a"}, "y")
                 .build({"y"});
-  std::vector<std::string> inputs;
+  std::vector<GroupInput> inputs;
   ComputeDAG dag = subgraph_dag(group_subgraph(g, fuse_ops(g)[0], &inputs));
   EXPECT_EQ(dag.input_names(), (std::vector<std::string>{"in0", "in1", "in2"}));
   EXPECT_EQ(dag.output_names(), (std::vector<std::string>{"relu2"}));
@@ -177,7 +249,7 @@ TEST(SubgraphDag, ABatchOneResidualAddReadsEachOperandAtItsOwnAxes) {
                 .node("add", {"c", "b"}, "cb")
                 .node("add", {"cb", "r"}, "y")
                 .build({"y"});
-  std::vector<std::string> inputs;
+  std::vector<GroupInput> inputs;
   ComputeDAG dag = subgraph_dag(group_subgraph(g, fuse_ops(g)[0], &inputs));
   auto indices = [&](const std::string& op, const std::string& tensor) {
     std::vector<std::string> out;
@@ -221,8 +293,12 @@ TEST(SubgraphDag, ReferenceEvaluationOfEachGroupEqualsTheInterpretersValue) {
     SCOPED_TRACE("group " + std::to_string(k) + ": " + subgraph_summary(t.tasks[t.task_of_group[k]].subgraph));
     ComputeDAG dag = subgraph_dag(t.tasks[t.task_of_group[k]].subgraph);
     std::map<std::string, TensorData> feed;
-    for (size_t i = 0; i < t.group_inputs[k].size(); ++i)
-      feed["in" + std::to_string(i)] = values.at(t.group_inputs[k][i]);
+    for (size_t i = 0; i < t.group_inputs[k].size(); ++i) {
+      const auto& [v, offset] = t.group_inputs[k][i];
+      const auto begin = values.at(v).begin() + offset;
+      const Shape shape = t.tasks[t.task_of_group[k]].subgraph["inputs"][i]["shape"].get<Shape>();
+      feed["in" + std::to_string(i)].assign(begin, begin + num_elements(shape));
+    }
     auto out = evaluate_reference(dag, feed);
     ASSERT_EQ(dag.output_names().size(), 1u);
     EXPECT_EQ(compare_outputs(out.at(dag.output_names()[0]), values.at(t.groups[k].output(t.graph)), 1e-6, 1e-7),
