@@ -8,6 +8,8 @@
 extern "C" char* openblas_get_corename(void) __attribute__((weak));
 extern "C" void gotoblas_dynamic_init(void) __attribute__((weak));
 extern "C" void gotoblas_dynamic_quit(void) __attribute__((weak));
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+extern "C" int openblas_get_num_threads(void) __attribute__((weak));
 
 namespace loom {
 
@@ -16,6 +18,12 @@ std::string openblas_core_name() {
   const char* name = openblas_get_corename();
   return name ? std::string(name) : std::string();
 }
+
+void set_openblas_threads(int threads) {
+  if (openblas_set_num_threads != nullptr) openblas_set_num_threads(threads < 1 ? 1 : threads);
+}
+
+int openblas_threads() { return openblas_get_num_threads != nullptr ? openblas_get_num_threads() : 0; }
 
 namespace {
 

@@ -21,4 +21,12 @@ const std::string& select_openblas_kernels();
 // OpenBLAS's name for the kernels in use ("" when no OpenBLAS is loaded).
 std::string openblas_core_name();
 
+// OpenBLAS's own thread count, which LibTorch's at::set_num_threads leaves
+// at the machine's cores: a one-thread PyTorch matmul would run on two, and
+// an idle OpenBLAS worker spins on a core a timed run of Loom needs. Callers
+// of LibTorch set it with the intra-op threads (nothing without OpenBLAS).
+void set_openblas_threads(int threads);
+// OpenBLAS's thread count; 0 when no OpenBLAS is loaded.
+int openblas_threads();
+
 }  // namespace loom

@@ -141,6 +141,7 @@ class MlpModel : public CostModel {
 
   std::vector<float> libtorch_scores(const std::vector<ProgramFeatures>& programs) {
     torch::set_num_threads(s_.threads);
+    set_openblas_threads(s_.threads);
     torch::NoGradGuard no_grad;
     std::vector<size_t> all(programs.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -163,6 +164,7 @@ class MlpModel : public CostModel {
     auto start = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
     torch::set_num_threads(s_.threads);
+    set_openblas_threads(s_.threads);
 
     std::vector<size_t> usable;
     for (size_t i = 0; i < programs.size(); ++i)

@@ -3,6 +3,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "costmodel/blas_kernels.h"
 #include "ir/error.h"
 
 namespace loom {
@@ -13,6 +14,7 @@ struct PyTorchNetwork::Impl {
 
 PyTorchNetwork::PyTorchNetwork(const std::string& path, int threads) : impl_(std::make_unique<Impl>()) {
   at::set_num_threads(threads);
+  set_openblas_threads(threads);
   try {
     impl_->frozen = torch::jit::load(path);
     impl_->frozen.eval();

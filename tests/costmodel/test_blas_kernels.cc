@@ -21,6 +21,17 @@ TEST(BlasKernels, AnMlpLeavesOpenBlasOnTheKernelsOfThisCpu) {
   EXPECT_NE(core, "Prescott") << select_openblas_kernels();
 }
 
+TEST(BlasKernels, OpenBlasRunsOnTheThreadCountItIsGiven) {
+  auto mlp = make_cost_model("mlp", {});  // loads LibTorch's BLAS
+  if (openblas_core_name().empty()) GTEST_SKIP() << "no OpenBLAS in this process (LibTorch uses another BLAS)";
+  const int before = openblas_threads();
+  set_openblas_threads(1);
+  EXPECT_EQ(openblas_threads(), 1);
+  set_openblas_threads(2);
+  EXPECT_EQ(openblas_threads(), 2);
+  set_openblas_threads(before);
+}
+
 TEST(BlasKernels, ACoreTypeThatHoldsAnAvx512CpuToNarrowerKernelsIsNoted) {
   const char* chosen = std::getenv("OPENBLAS_CORETYPE");
   if (!chosen) GTEST_SKIP() << "no OPENBLAS_CORETYPE in the environment";
