@@ -139,9 +139,14 @@ class MlpModel : public CostModel {
     return out;
   }
 
-  std::vector<float> libtorch_scores(const std::vector<ProgramFeatures>& programs) {
+  // LibTorch's OpenMP threads and OpenBLAS's, both the model's setting.
+  void use_own_threads() const {
     torch::set_num_threads(s_.threads);
     set_openblas_threads(s_.threads);
+  }
+
+  std::vector<float> libtorch_scores(const std::vector<ProgramFeatures>& programs) {
+    use_own_threads();
     torch::NoGradGuard no_grad;
     std::vector<size_t> all(programs.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -163,8 +168,7 @@ class MlpModel : public CostModel {
     using Clock = std::chrono::steady_clock;
     auto start = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-    torch::set_num_threads(s_.threads);
-    set_openblas_threads(s_.threads);
+    use_own_threads();
 
     std::vector<size_t> usable;
     for (size_t i = 0; i < programs.size(); ++i)

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "graph/ops.h"
 #include "graph/passes/pass.h"
@@ -28,9 +29,22 @@ int64_t contiguous_slice_offset(const Shape& shape, const nlohmann::json& a) {
   return offset;
 }
 
+namespace {
+
+// Where slice node `n` reads its input in place: the element offset of a
+// contiguous block of a computed value (a constant's slices are folded
+// before fusion, and its own layout is what a schedule may rewrite); -1
+// when it does not.
+int64_t in_place_slice_offset(const Graph& g, const Node& n) {
+  if (n.op != "slice" || g.is_constant(n.inputs[0])) return -1;
+  return contiguous_slice_offset(g.shape(n.inputs[0]), n.attrs);
+}
+
+}  // namespace
+
 nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vector<GroupInput>* inputs) {
   std::map<std::string, std::string> ref;  // network value -> "inK" / "nK"
-  std::map<std::string, std::string> view_ref;  // "value@offset:shape" of a slice read in place -> "inK"
+  std::map<std::tuple<std::string, int64_t, Shape>, std::string> block_ref;  // a block read in place -> "inK"
   nlohmann::json in = nlohmann::json::array(), nodes = nlohmann::json::array();
   inputs->clear();
   auto add_input = [&](const std::string& v, int64_t offset, const Shape& shape) {
@@ -42,17 +56,16 @@ nlohmann::json group_subgraph(const Graph& g, const FusedGroup& group, std::vect
   };
   for (size_t k = 0; k < group.nodes.size(); ++k) {
     const Node& n = g.nodes[group.nodes[k]];
-    // A slice of an outside value, read in place (a constant's slices are
-    // folded before fusion; its own layout is what a schedule may rewrite).
-    if (n.op == "slice" && k + 1 < group.nodes.size() && !ref.count(n.inputs[0]) && !g.is_constant(n.inputs[0])) {
-      const int64_t offset = contiguous_slice_offset(g.shape(n.inputs[0]), n.attrs);
-      if (offset >= 0) {
-        const std::string key = n.inputs[0] + "@" + std::to_string(offset) + ":" + shape_string(g.shape(n.output));
-        auto it = view_ref.find(key);
-        if (it == view_ref.end()) it = view_ref.emplace(key, add_input(n.inputs[0], offset, g.shape(n.output))).first;
-        ref[n.output] = it->second;
-        continue;
-      }
+    // A slice of an outside value, read in place (unless it is the output).
+    const int64_t offset =
+        k + 1 < group.nodes.size() && !ref.count(n.inputs[0]) ? in_place_slice_offset(g, n) : int64_t{-1};
+    if (offset >= 0) {
+      auto it = block_ref.find({n.inputs[0], offset, g.shape(n.output)});
+      if (it == block_ref.end())
+        it = block_ref.emplace(std::make_tuple(n.inputs[0], offset, g.shape(n.output)),
+                               add_input(n.inputs[0], offset, g.shape(n.output))).first;
+      ref[n.output] = it->second;
+      continue;
     }
     nlohmann::json refs = nlohmann::json::array();
     for (const auto& v : n.inputs) {
@@ -243,23 +256,23 @@ NetworkTasks extract_tasks(const Graph& g) {
   // its readers read the block in place (a slice of a slice, offsets added).
   // A group of such slices (a chain: each has one input) is one block too.
   std::map<std::string, GroupInput> in_place;
-  const auto& outputs = out.graph.outputs;
+  auto read_through = [&](const GroupInput& in) {
+    auto p = in_place.find(in.value);
+    return p == in_place.end() ? in : GroupInput{p->second.value, p->second.offset + in.offset};
+  };
   auto block_of = [&](const FusedGroup& group) -> std::optional<GroupInput> {
-    for (int i : group.nodes)
-      if (out.graph.nodes[i].op != "slice") return std::nullopt;
     std::map<std::string, GroupInput> local;
     for (int i : group.nodes) {
       const Node& n = out.graph.nodes[i];
-      if (out.graph.is_constant(n.inputs[0])) return std::nullopt;
-      const int64_t offset = contiguous_slice_offset(out.graph.shape(n.inputs[0]), n.attrs);
+      const int64_t offset = in_place_slice_offset(out.graph, n);
       if (offset < 0) return std::nullopt;
-      GroupInput from{n.inputs[0], 0};
-      if (auto l = local.find(n.inputs[0]); l != local.end()) from = l->second;
-      else if (auto p = in_place.find(n.inputs[0]); p != in_place.end()) from = p->second;
+      auto l = local.find(n.inputs[0]);
+      const GroupInput from = l != local.end() ? l->second : read_through({n.inputs[0], 0});
       local[n.output] = {from.value, from.offset + offset};
     }
     return local.at(group.output(out.graph));
   };
+  const auto& outputs = out.graph.outputs;
   for (auto& group : fuse_ops(out.graph)) {
     if (std::find(outputs.begin(), outputs.end(), group.output(out.graph)) == outputs.end()) {
       if (auto block = block_of(group)) {
@@ -269,10 +282,7 @@ NetworkTasks extract_tasks(const Graph& g) {
     }
     std::vector<GroupInput> inputs;
     nlohmann::json s = group_subgraph(out.graph, group, &inputs);
-    for (auto& in : inputs) {
-      auto source = in_place.find(in.value);
-      if (source != in_place.end()) in = {source->second.value, source->second.offset + in.offset};
-    }
+    for (auto& in : inputs) in = read_through(in);
     out.groups.push_back(std::move(group));
     out.group_inputs.push_back(inputs);
     const std::string key = s.dump();

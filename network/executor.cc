@@ -39,8 +39,8 @@ struct NetworkExecutor::Impl {
   // made once here, outside every timed run).
   FloatArena activations, weights;
   // Where a kernel argument or a graph output lives, resolved once: its
-  // data, or (data nullptr) the graph input it is, set at each run, from
-  // element `offset` on.
+  // data, or (data nullptr) the graph input it is, set at each run; read
+  // from element `offset` on.
   struct Ref {
     float* data = nullptr;
     int graph_input = -1;
@@ -213,20 +213,19 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
   impl_->activations = FloatArena(buffer_layout.total());
 
   // Every kernel argument and graph output resolved to its data.
-  auto resolve = [&](const std::string& v, int64_t offset) {
+  auto resolve = [&](const GroupInput& in) {
     Impl::Ref r;
-    r.offset = offset;
-    const Location& loc = where.at(v);
+    r.offset = in.offset;
+    const Location& loc = where.at(in.value);
     if (loc.kind == Location::kBuffer) {
-      r.data = impl_->activations.data() + buffer_offset[loc.buffer] + offset;
+      r.data = impl_->activations.data() + buffer_offset[loc.buffer];
     } else if (loc.kind == Location::kConstant) {
-      auto it = constant_offset.find(v);
-      r.data = (it != constant_offset.end() ? impl_->weights.data() + it->second
-                                            : const_cast<float*>(net.constants.at(v).data.data())) +
-               offset;
+      auto it = constant_offset.find(in.value);
+      r.data = it != constant_offset.end() ? impl_->weights.data() + it->second
+                                           : const_cast<float*>(net.constants.at(in.value).data.data());
     } else {
       for (size_t i = 0; i < net.inputs.size(); ++i)
-        if (net.inputs[i].name == v) r.graph_input = static_cast<int>(i);
+        if (net.inputs[i].name == in.value) r.graph_input = static_cast<int>(i);
     }
     return r;
   };
@@ -237,11 +236,11 @@ NetworkExecutor::NetworkExecutor(const Graph& g, const ExecutorOptions& opts)
       const int in = k.arg_inputs[a];
       if (pretransformed_offset[gi][a] >= 0) args.push_back({impl_->weights.data() + pretransformed_offset[gi][a], -1});
       else if (in < 0) args.push_back({impl_->activations.data() + buffer_offset[group_buffer[gi]], -1});
-      else args.push_back(resolve(tasks_.group_inputs[gi][in].value, tasks_.group_inputs[gi][in].offset));
+      else args.push_back(resolve(tasks_.group_inputs[gi][in]));
     }
     impl_->group_args.push_back(std::move(args));
   }
-  for (const auto& o : net.outputs) impl_->outputs.push_back(resolve(o, 0));
+  for (const auto& o : net.outputs) impl_->outputs.push_back(resolve({o, 0}));
 }
 
 NetworkExecutor::~NetworkExecutor() = default;
@@ -252,7 +251,7 @@ Values NetworkExecutor::run(const Values& inputs, std::vector<double>* group_sec
   std::vector<float*> input_ptr;
   // Kernels never write their inputs.
   for (const auto& in : net.inputs) input_ptr.push_back(const_cast<float*>(graph_input_value(in, inputs).data()));
-  auto data = [&](const Impl::Ref& r) { return r.data ? r.data : input_ptr[r.graph_input] + r.offset; };
+  auto data = [&](const Impl::Ref& r) { return (r.data ? r.data : input_ptr[r.graph_input]) + r.offset; };
   std::vector<float*> args;
   for (size_t gi = 0; gi < tasks_.groups.size(); ++gi) {
     const Impl::Kernel& k = impl_->kernels[tasks_.task_of_group[gi]];

@@ -3,10 +3,8 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "costmodel/blas_kernels.h"
 #include "ir/error.h"
-
-// OpenBLAS, LibTorch's BLAS on Debian; weak: null under another BLAS.
-extern "C" void openblas_set_num_threads(int) __attribute__((weak));
 
 namespace loom {
 
@@ -18,7 +16,7 @@ PyTorchNetwork::PyTorchNetwork(const std::string& path, int threads) : impl_(std
   // at::set_num_threads leaves OpenBLAS on every core: a one-thread
   // PyTorch matmul would run on two, and its idle worker spin beside Loom.
   at::set_num_threads(threads);
-  if (openblas_set_num_threads != nullptr) openblas_set_num_threads(threads);
+  set_openblas_threads(threads);
   try {
     impl_->frozen = torch::jit::load(path);
     impl_->frozen.eval();
