@@ -19,10 +19,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${1:-build/schedule-database}
 BUILD=${BUILD:-build}
-MODELS=${MODELS:-"resnet50 mobilenet_v2 efficientnet_b0 bert_encoder squeezenet1_1 gpt_block vit_b_16"}
+MODELS=${MODELS:-"resnet50 mobilenet_v2 efficientnet_b0 bert_encoder squeezenet1_1 gpt_block vit_b_16 deeplabv3_mobilenet_v3_large inception_v3 googlenet fcn_resnet50 convnext_tiny densenet121"}
 TRIALS_PER_TASK=${TRIALS_PER_TASK:-48}
 MEASURES_PER_ROUND=${MEASURES_PER_ROUND:-16}
-MODELS_2T=${MODELS_2T:-"resnet50 mobilenet_v2 efficientnet_b0"}
+MODELS_2T=${MODELS_2T:-"resnet50 mobilenet_v2 efficientnet_b0 resnet18 squeezenet1_1 vit_b_16"}
 PER_TASK=${PER_TASK:-3}
 MODEL_FILE=$PWD/experiments/models/suite_mlp.model
 export LOOM_SOURCE_DIR=$PWD

@@ -113,7 +113,7 @@ double extent_distance(const ComputeDAG& a, const ComputeDAG& b) {
 
 ScheduleLibrary::ScheduleLibrary(const std::vector<MeasureRecord>& records, int per_task) {
   for (const auto& best : best_records_per_task(records, per_task)) {
-    Entry e{best.front()->task, {}};
+    Entry e{best.front()->task, {}, {}, {}, {}};
     for (const MeasureRecord* r : best) {
       try {
         e.programs.push_back(steps_from_json(r->steps));
@@ -122,7 +122,10 @@ ScheduleLibrary::ScheduleLibrary(const std::vector<MeasureRecord>& records, int 
       }
     }
     if (e.programs.empty() || !e.task.dag) continue;
-    by_key_[e.task.key()] = entries_.size();
+    e.key = e.task.key();
+    e.group = e.task.similarity_group();
+    e.target = e.task.target.to_string();
+    by_key_[e.key] = entries_.size();
     entries_.push_back(std::move(e));
   }
 }
@@ -159,13 +162,14 @@ std::vector<State> ScheduleLibrary::similar(const Task& task, int nearest, doubl
   constexpr double kOtherTarget = 0.05, kOtherOperators = 0.1;
   std::vector<std::pair<double, size_t>> near;
   for (size_t i = 0; i < entries_.size(); ++i) {
-    const Task& other = entries_[i].task;
-    if (other.key() == key || other.workload != task.workload || other.target.is_gpu() != task.target.is_gpu())
+    const Entry& e = entries_[i];
+    const Task& other = e.task;
+    if (e.key == key || other.workload != task.workload || other.target.is_gpu() != task.target.is_gpu())
       continue;
     double d = extent_distance(*task.dag, *other.dag);
     if (!(d <= max_distance)) continue;
-    if (other.target.to_string() != target) d += kOtherTarget;
-    if (other.similarity_group() != group) d += kOtherOperators;
+    if (e.target != target) d += kOtherTarget;
+    if (e.group != group) d += kOtherOperators;
     near.push_back({d, i});
   }
   std::sort(near.begin(), near.end());

@@ -73,6 +73,7 @@ class ScheduleLibrary {
   struct Entry {
     Task task;
     std::vector<std::vector<StepPtr>> programs;  // best first
+    std::string key, group, target;  // the task's, computed once (each a serialization)
   };
   std::vector<Entry> entries_;
   std::unordered_map<std::string, size_t> by_key_;
